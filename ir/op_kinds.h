@@ -1,0 +1,77 @@
+// The op set of model format v1 plus the ops the compiler itself introduces, with the
+// schema the verifier checks: how many operands, which attributes of which kind.
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "ir/attributes.h"
+
+namespace gxc {
+
+#define GXC_OP_KINDS(X)                 \
+  X(Param, "param")                     \
+  X(Matmul, "matmul")                   \
+  X(Linear, "linear")                   \
+  X(Add, "add")                         \
+  X(Sub, "sub")                         \
+  X(Mul, "mul")                         \
+  X(Div, "div")                         \
+  X(Relu, "relu")                       \
+  X(Sigmoid, "sigmoid")                 \
+  X(Tanh, "tanh")                       \
+  X(Exp, "exp")                         \
+  X(Log, "log")                         \
+  X(Neg, "neg")                         \
+  X(Sqrt, "sqrt")                       \
+  X(Gelu, "gelu")                       \
+  X(Softmax, "softmax")                 \
+  X(LogSoftmax, "log_softmax")          \
+  X(LayerNorm, "layer_norm")            \
+  X(Sum, "sum")                         \
+  X(Mean, "mean")                       \
+  X(Max, "max")                         \
+  X(Reshape, "reshape")                 \
+  X(Transpose, "transpose")             \
+  X(Concat, "concat")                   \
+  X(Embedding, "embedding")             \
+  X(To, "to")                           \
+  X(MseLoss, "mse_loss")                \
+  X(CrossEntropy, "cross_entropy")
+
+enum class OpKind {
+#define GXC_ENUM(id, name) id,
+  GXC_OP_KINDS(GXC_ENUM)
+#undef GXC_ENUM
+};
+
+// Bit set of the AttrKinds an attribute accepts.
+using AttrKindMask = unsigned;
+constexpr AttrKindMask maskOf(AttrKind kind) { return 1u << static_cast<unsigned>(kind); }
+
+struct AttrSpec {
+  std::string_view name;
+  AttrKindMask kinds;
+  bool required = false;
+};
+
+struct OpSchema {
+  OpKind kind;
+  std::string_view name;
+  int minOperands;
+  int maxOperands;  // -1: any number
+  std::vector<AttrSpec> attrs;
+};
+
+const OpSchema& opSchema(OpKind kind);
+std::string_view opName(OpKind kind);
+std::optional<OpKind> parseOpKind(std::string_view name);
+// Names of the ops a model file may use, sorted, for "unknown op" messages.
+std::vector<std::string_view> modelOpNames();
+
+bool isElementwiseBinary(OpKind kind);  // add sub mul div
+bool isElementwiseUnary(OpKind kind);   // relu ... sqrt, gelu
+bool isReduction(OpKind kind);          // sum mean max
+
+}  // namespace gxc

@@ -1,0 +1,2 @@
+// placeholder until the driver lands
+namespace gxc {}
