@@ -1,1 +1,6 @@
-int main() { return 0; }
+// gxc: compile a model for a set of devices, and run it. The logic lives in gxc_driver.
+#include <iostream>
+
+#include "tools/driver/gxc_cli.h"
+
+int main(int argc, char** argv) { return gxc::gxcMain(argc, argv, std::cout, std::cerr); }

@@ -1,0 +1,63 @@
+// Internal to the frontend: the state of lowering one model file, shared by the files that
+// read its parts (model_loader.cpp: the top level; tensor_spec.cpp: inputs, params, inits,
+// devices; layer_builder.cpp: layers and groups).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+#include <yaml-cpp/yaml.h>
+
+#include "frontend/safetensors.h"
+#include "frontend/yaml_util.h"
+#include "ir/graph.h"
+
+namespace gxc {
+
+class ModelBuilder {
+ public:
+  ModelBuilder(const std::string& fileName, const std::string& baseDir,
+               const std::string& weightsOverride);
+  std::unique_ptr<Graph> build(const YAML::Node& root);
+
+ private:
+  // tensor_spec.cpp
+  Device device(const YAML::Node& node, std::string_view what) const;
+  TensorType tensorSpec(const YAML::Node& spec, std::string_view what, bool isParam,
+                        YAML::Node* initOut) const;
+  Attrs initAttrs(const YAML::Node& init, std::string_view what) const;
+  void readInputs(const YAML::Node& inputs);
+  void readParams(const YAML::Node& params);
+  void openWeights(const YAML::Node& root);
+  void checkWeightsAllUsed(const YAML::Node& root) const;
+  // Adds a param op; `init` is used when the weights file lacks `name` (or there is none).
+  Value* addParam(const std::string& name, TensorType type, std::optional<Attrs> init,
+                  const SourceLoc& loc);
+
+  // layer_builder.cpp
+  void readLayers(const YAML::Node& layers, std::optional<Device> scopeDevice);
+  void readLayer(const YAML::Node& layer, std::optional<Device> scopeDevice);
+  void collectLayerNames(const YAML::Node& layers);
+  Value* resolveInput(const YAML::Node& node, const std::string& layer);
+  Attrs layerAttrs(const YAML::Node& layer, OpKind kind, const std::string& name);
+  std::vector<Value*> createdParams(const YAML::Node& layer, OpKind kind, const std::string& name,
+                                    const std::vector<Value*>& inputs, const Attrs& attrs);
+
+  void define(const std::string& name, const YAML::Node& node);
+
+  YamlReader reader_;
+  std::string baseDir_;
+  std::string weightsOverride_;
+  std::unique_ptr<Graph> graph_;
+  int64_t seed_ = 0;
+  std::optional<Device> defaultDevice_;
+  std::optional<SafetensorsFile> weights_;
+  std::set<std::string> loadedFromWeights_;
+  std::map<std::string, SourceLoc> definedAt_;        // every name defined so far
+  std::map<std::string, SourceLoc> layerNamesAhead_;  // every layer name in the file
+  std::set<std::string> paramNames_;
+};
+
+}  // namespace gxc

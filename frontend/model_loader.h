@@ -1,0 +1,27 @@
+// Model format v1 (YAML) to IR: the whole contract of model-format.md.
+//
+// The graph it returns is typed (each layer's shape rule runs as the layer is lowered, since
+// layers such as layer_norm size their params from their input) and carries the model's
+// device annotations, resolved through groups and default_device; devices nobody named stay
+// unplaced (`@?`) for assign-devices. Params record how to materialize them: loaded from the
+// weights file by name, or initialized from the seed and their name.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "ir/graph.h"
+
+namespace gxc {
+
+struct ModelOptions {
+  std::string weightsPath;  // `--weights FILE`: overrides the model's `weights:` when set
+};
+
+std::unique_ptr<Graph> loadModel(const std::string& path, const ModelOptions& options = {});
+// `fileName` is used in messages; relative `weights:` paths resolve against `baseDir`.
+std::unique_ptr<Graph> loadModelFromString(const std::string& text, const std::string& fileName,
+                                           const std::string& baseDir,
+                                           const ModelOptions& options = {});
+
+}  // namespace gxc

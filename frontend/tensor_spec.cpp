@@ -1,0 +1,163 @@
+// Inputs, params, their tensor specs and inits, devices, and the weights file.
+#include <filesystem>
+
+#include <fmt/ranges.h>
+
+#include "frontend/model_builder.h"
+
+namespace gxc {
+
+Device ModelBuilder::device(const YAML::Node& node, std::string_view what) const {
+  std::string text = reader_.scalar(node, what);
+  auto parsed = parseDevice(text);
+  if (!parsed) reader_.fail(node, "{} '{}' is not a device (cpu, cuda or cuda:N)", what, text);
+  return *parsed;
+}
+
+TensorType ModelBuilder::tensorSpec(const YAML::Node& spec, std::string_view what, bool isParam,
+                                    YAML::Node* initOut) const {
+  reader_.requireMap(spec, what);
+  if (isParam)
+    reader_.checkKeys(spec, {"shape", "dtype", "init", "device"}, what);
+  else
+    reader_.checkKeys(spec, {"shape", "dtype", "device"}, what);
+  YAML::Node shapeNode = reader_.required(spec, "shape", what);
+  reader_.requireSequence(shapeNode, fmt::format("the shape of {}", what));
+  TensorType type = TensorType::of(DType::F32, {});
+  for (const YAML::Node& dim : shapeNode) {
+    int64_t size = reader_.integer(dim, "a dimension");
+    if (size <= 0) reader_.fail(dim, "{}: dimension {} must be positive", what, size);
+    type.shape.push_back(size);
+  }
+  if (!checkedNumel(type.shape))
+    reader_.fail(shapeNode, "{}: shape {} has more elements than fit in 64 bits", what,
+                 shapeString(type.shape));
+  if (YAML::Node dtype = spec["dtype"]) {
+    std::string text = reader_.scalar(dtype, "dtype");
+    auto parsed = parseDType(text);
+    if (!parsed)
+      reader_.fail(dtype, "{}: unknown dtype '{}' (f32, f16, bf16, i32, i64)", what, text);
+    type.dtype = *parsed;
+  }
+  if (YAML::Node place = spec["device"]) type.device = device(place, "device");
+  if (initOut && spec["init"]) *initOut = spec["init"];
+  return type;
+}
+
+Attrs ModelBuilder::initAttrs(const YAML::Node& init, std::string_view what) const {
+  Attrs attrs;
+  if (init.IsScalar() && (init.Scalar() == "zeros" || init.Scalar() == "ones")) {
+    attrs.set("init", init.Scalar());
+    return attrs;
+  }
+  const char* expected = "zeros, ones, {constant: V}, {normal: {mean, std}} or {uniform: {low, high}}";
+  if (!init.IsMap() || init.size() != 1)
+    reader_.fail(init, "{}: init must be one of {}", what, expected);
+  std::string kind = reader_.scalar(init.begin()->first, "an init");
+  YAML::Node body = init.begin()->second;
+  attrs.set("init", kind);
+  if (kind == "constant") {
+    attrs.set("value", reader_.number(body, "the constant"));
+  } else if (kind == "normal" || kind == "uniform") {
+    bool normal = kind == "normal";
+    reader_.requireMap(body, fmt::format("the {} init of {}", kind, what));
+    const char* first = normal ? "mean" : "low";
+    const char* second = normal ? "std" : "high";
+    reader_.checkKeys(body, {first, second}, fmt::format("the {} init of {}", kind, what));
+    double a = body[first] ? reader_.number(body[first], first) : 0.0;
+    double b = body[second] ? reader_.number(body[second], second) : 1.0;
+    if (normal && b < 0) reader_.fail(body[second], "{}: std must not be negative", what);
+    if (!normal && a > b) reader_.fail(body, "{}: uniform low {} is above high {}", what, a, b);
+    attrs.set(first, a);
+    attrs.set(second, b);
+  } else {
+    reader_.fail(init.begin()->first, "{}: unknown init '{}' (expected {})", what, kind, expected);
+  }
+  return attrs;
+}
+
+void ModelBuilder::readInputs(const YAML::Node& inputs) {
+  reader_.requireMap(inputs, "inputs");
+  reader_.checkUniqueKeys(inputs, "inputs");
+  if (inputs.size() == 0) reader_.fail(inputs, "inputs must declare at least one input");
+  for (const auto& entry : inputs) {
+    std::string name = reader_.name(entry.first, "an input name");
+    define(name, entry.first);
+    TensorType type = tensorSpec(entry.second, fmt::format("input '{}'", name), false, nullptr);
+    // Inputs arrive on the host unless the model loads them straight onto a device.
+    if (!type.device.placed()) type.device = Device::cpu();
+    graph_->addInput(name, type, reader_.loc(entry.first));
+  }
+}
+
+void ModelBuilder::readParams(const YAML::Node& params) {
+  reader_.requireMap(params, "params");
+  reader_.checkUniqueKeys(params, "params");
+  for (const auto& entry : params) {
+    std::string name = reader_.name(entry.first, "a param name");
+    define(name, entry.first);
+    std::string what = fmt::format("param '{}'", name);
+    YAML::Node init;
+    TensorType type = tensorSpec(entry.second, what, true, &init);
+    std::optional<Attrs> initSpec;
+    if (init) initSpec = initAttrs(init, what);
+    addParam(name, type, initSpec, reader_.loc(entry.first));
+  }
+}
+
+Value* ModelBuilder::addParam(const std::string& name, TensorType type, std::optional<Attrs> init,
+                              const SourceLoc& loc) {
+  Attrs attrs;
+  if (weights_ && weights_->contains(name)) {
+    const SafetensorsEntry& stored = weights_->entries().at(name);
+    TensorType storedType = TensorType::of(stored.dtype, stored.shape);
+    if (storedType.withoutDevice() != type.withoutDevice())
+      modelError(loc, "param '{}': the weights file {} has {}, the model expects {}", name,
+                 weights_->path(), storedType.withoutDevice(), type.withoutDevice());
+    attrs.set("init", "file");
+    attrs.set("file", weights_->path());
+    loadedFromWeights_.insert(name);
+  } else if (init) {
+    attrs = *init;
+  } else {
+    modelError(loc, "param '{}' has no init{}", name,
+               weights_ ? fmt::format(" and the weights file {} does not hold it", weights_->path())
+                        : std::string(" and the model names no weights file"));
+  }
+  attrs.set("name", name);
+  attrs.set("seed", seed_);
+  paramNames_.insert(name);
+  return graph_->appendOp(OpKind::Param, {}, name, type, attrs, loc)->result;
+}
+
+void ModelBuilder::openWeights(const YAML::Node& root) {
+  if (!weightsOverride_.empty()) {
+    weights_ = SafetensorsFile::open(weightsOverride_);
+    return;
+  }
+  YAML::Node node = root["weights"];
+  if (!node) return;
+  std::filesystem::path path = reader_.scalar(node, "weights");
+  if (path.is_relative() && !baseDir_.empty()) path = std::filesystem::path(baseDir_) / path;
+  try {
+    weights_ = SafetensorsFile::open(path.string());
+  } catch (const Error& error) {
+    reader_.fail(node, "weights file {}: {}", path.string(), error.message());
+  }
+}
+
+void ModelBuilder::checkWeightsAllUsed(const YAML::Node& root) const {
+  if (!weights_) return;
+  std::vector<std::string> unused;
+  for (const auto& [name, entry] : weights_->entries())
+    if (!loadedFromWeights_.count(name)) unused.push_back(name);
+  if (unused.empty()) return;
+  // As PyTorch's load_state_dict(strict=True) does for unexpected keys: a name that matches
+  // nothing is most often a typo, and silently ignoring it would run with the wrong weights.
+  std::string message = fmt::format("the weights file {} holds tensors no param is named: {}",
+                                    weights_->path(), fmt::join(unused, ", "));
+  if (root["weights"] && weightsOverride_.empty()) reader_.fail(root["weights"], "{}", message);
+  throw Error(ErrorKind::Model, {weights_->path(), 0, 0}, message);
+}
+
+}  // namespace gxc

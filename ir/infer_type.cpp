@@ -1,0 +1,311 @@
+#include "ir/infer_type.h"
+
+#include <algorithm>
+
+namespace gxc {
+namespace {
+
+// Every message starts with the layer and the op, so the user can find it in the model.
+template <typename... Args>
+[[noreturn]] void fail(const Op& op, fmt::format_string<Args...> format, Args&&... args) {
+  modelError(op.loc, "layer '{}': {}: {}", op.layerName(), opName(op.kind),
+             fmt::format(format, std::forward<Args>(args)...));
+}
+
+const TensorType& operandType(const Op& op, size_t i) {
+  GXC_CHECK(op.operands[i]->type.known, "operand {} of '{}' has no inferred type", i,
+            op.layerName());
+  return op.operands[i]->type;
+}
+
+void requireFloat(const Op& op, const TensorType& type) {
+  if (!isFloat(type.dtype))
+    fail(op, "needs a floating-point operand, got {}", type.withoutDevice());
+}
+
+void requireSameDType(const Op& op, const TensorType& a, const TensorType& b) {
+  if (a.dtype != b.dtype)
+    fail(op, "operand dtypes differ: {} and {}", a.withoutDevice(), b.withoutDevice());
+}
+
+int64_t axisOrFail(const Op& op, int64_t axis, const TensorType& type) {
+  auto normalized = normalizeAxis(axis, type.rank());
+  if (!normalized) fail(op, "axis {} is out of range for {}", axis, type.withoutDevice());
+  return *normalized;
+}
+
+Shape elementwiseBinary(const Op& op) {
+  const TensorType& a = operandType(op, 0);
+  requireFloat(op, a);
+  if (op.operands.size() == 1) return a.shape;
+  const TensorType& b = operandType(op, 1);
+  requireSameDType(op, a, b);
+  auto shape = broadcastShapes(a.shape, b.shape);
+  if (!shape)
+    fail(op, "shapes {} and {} cannot be broadcast together", a.withoutDevice(), b.withoutDevice());
+  return *shape;
+}
+
+Shape matmul(const Op& op) {
+  TensorType a = operandType(op, 0), b = operandType(op, 1);
+  requireFloat(op, a);
+  requireSameDType(op, a, b);
+  for (const TensorType* t : {&a, &b})
+    if (t->rank() < 2 || t->rank() > 3)
+      fail(op, "needs 2-D or batched 3-D operands, got {} and {}", a.withoutDevice(),
+           b.withoutDevice());
+  Shape sa = a.shape, sb = b.shape;
+  if (op.attrs.getBool("transpose_a", false)) std::swap(sa[sa.size() - 1], sa[sa.size() - 2]);
+  if (op.attrs.getBool("transpose_b", false)) std::swap(sb[sb.size() - 1], sb[sb.size() - 2]);
+  int64_t m = sa[sa.size() - 2], k = sa.back(), kb = sb[sb.size() - 2], n = sb.back();
+  if (k != kb)
+    fail(op, "inner dimensions differ: {} @ {} ({} vs {})", a.withoutDevice(), b.withoutDevice(), k,
+         kb);
+  if (sa.size() == 2 && sb.size() == 2) return {m, n};
+  int64_t batchA = sa.size() == 3 ? sa[0] : 1, batchB = sb.size() == 3 ? sb[0] : 1;
+  if (batchA != batchB && batchA != 1 && batchB != 1)
+    fail(op, "batch dimensions differ: {} @ {}", a.withoutDevice(), b.withoutDevice());
+  return {std::max(batchA, batchB), m, n};
+}
+
+Shape linear(const Op& op) {
+  const TensorType& x = operandType(op, 0);
+  const TensorType& w = operandType(op, 1);
+  requireFloat(op, x);
+  requireSameDType(op, x, w);
+  int64_t in = op.attrs.getInt("in_features", 0), out = op.attrs.getInt("out_features", 0);
+  if (x.rank() < 1 || x.shape.back() != in)
+    fail(op, "input {} does not end in in_features = {}", x.withoutDevice(), in);
+  if (w.shape != Shape{out, in})
+    fail(op, "weight is {}, expected {}", w.withoutDevice(), shapeString({out, in}));
+  if (op.operands.size() == 3) {
+    const TensorType& bias = operandType(op, 2);
+    requireSameDType(op, x, bias);
+    if (bias.shape != Shape{out})
+      fail(op, "bias is {}, expected {}", bias.withoutDevice(), shapeString({out}));
+  }
+  Shape shape = x.shape;
+  shape.back() = out;
+  return shape;
+}
+
+Shape layerNorm(const Op& op) {
+  const TensorType& x = operandType(op, 0);
+  requireFloat(op, x);
+  if (x.rank() < 1) fail(op, "needs at least one dimension, got {}", x.withoutDevice());
+  for (size_t i = 1; i < op.operands.size(); ++i) {
+    const TensorType& p = operandType(op, i);
+    requireSameDType(op, x, p);
+    if (p.shape != Shape{x.shape.back()})
+      fail(op, "{} is {}, expected {}", i == 1 ? "weight" : "bias", p.withoutDevice(),
+           shapeString({x.shape.back()}));
+  }
+  return x.shape;
+}
+
+Shape reduction(const Op& op) {
+  const TensorType& x = operandType(op, 0);
+  requireFloat(op, x);
+  bool keepdim = op.attrs.getBool("keepdim", false);
+  std::vector<bool> reduced(x.shape.size(), false);
+  if (auto axes = op.attrs.getAxes("axis")) {
+    for (int64_t axis : *axes) {
+      int64_t a = axisOrFail(op, axis, x);
+      if (reduced[a]) fail(op, "axis {} is listed twice", axis);
+      reduced[a] = true;
+    }
+  } else {
+    std::fill(reduced.begin(), reduced.end(), true);
+  }
+  Shape shape;
+  for (size_t i = 0; i < x.shape.size(); ++i) {
+    if (!reduced[i])
+      shape.push_back(x.shape[i]);
+    else if (keepdim)
+      shape.push_back(1);
+  }
+  return shape;
+}
+
+Shape reshape(const Op& op) {
+  const TensorType& x = operandType(op, 0);
+  Shape shape = *op.attrs.getIntList("shape");
+  int64_t known = 1, inferredAt = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      if (inferredAt >= 0) fail(op, "shape {} has more than one -1", shapeString(shape));
+      inferredAt = static_cast<int64_t>(i);
+    } else if (shape[i] <= 0) {
+      fail(op, "shape {} has a dimension that is neither positive nor -1", shapeString(shape));
+    } else if (__builtin_mul_overflow(known, shape[i], &known)) {
+      fail(op, "shape {} has more elements than fit in 64 bits", shapeString(shape));
+    }
+  }
+  int64_t total = x.numel();
+  if (inferredAt >= 0 && total % known == 0) shape[inferredAt] = total / known;
+  if ((inferredAt >= 0 && total % known != 0) || (inferredAt < 0 && known != total))
+    fail(op, "cannot reshape {} ({} elements) to {}", x.withoutDevice(), total,
+         shapeString(*op.attrs.getIntList("shape")));
+  return shape;
+}
+
+Shape transpose(const Op& op) {
+  const TensorType& x = operandType(op, 0);
+  std::vector<int64_t> perm(x.shape.size());
+  for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int64_t>(perm.size() - 1 - i);
+  if (auto given = op.attrs.getIntList("perm")) perm = *given;
+  std::vector<bool> seen(x.shape.size(), false);
+  if (perm.size() != x.shape.size())
+    fail(op, "perm {} does not match the rank of {}", shapeString(perm), x.withoutDevice());
+  Shape shape;
+  for (int64_t p : perm) {
+    auto axis = normalizeAxis(p, x.rank());
+    if (!axis || seen[*axis])
+      fail(op, "perm {} is not a permutation of the axes of {}", shapeString(perm),
+           x.withoutDevice());
+    seen[*axis] = true;
+    shape.push_back(x.shape[*axis]);
+  }
+  return shape;
+}
+
+Shape concat(const Op& op) {
+  const TensorType& first = operandType(op, 0);
+  int64_t axis = axisOrFail(op, op.attrs.getInt("axis", 0), first);
+  Shape shape = first.shape;
+  for (size_t i = 1; i < op.operands.size(); ++i) {
+    const TensorType& t = operandType(op, i);
+    requireSameDType(op, first, t);
+    bool compatible = t.rank() == first.rank();
+    for (int64_t d = 0; compatible && d < first.rank(); ++d)
+      compatible = d == axis || t.shape[d] == first.shape[d];
+    if (!compatible)
+      fail(op, "{} and {} differ outside axis {}", first.withoutDevice(), t.withoutDevice(), axis);
+    if (__builtin_add_overflow(shape[axis], t.shape[axis], &shape[axis]))
+      fail(op, "concatenated dimension overflows");
+  }
+  return shape;
+}
+
+Shape embedding(const Op& op) {
+  const TensorType& indices = operandType(op, 0);
+  const TensorType& weight = operandType(op, 1);
+  if (!isInteger(indices.dtype))
+    fail(op, "indices must be i32 or i64, got {}", indices.withoutDevice());
+  requireFloat(op, weight);
+  int64_t num = op.attrs.getInt("num_embeddings", 0), dim = op.attrs.getInt("embedding_dim", 0);
+  if (weight.shape != Shape{num, dim})
+    fail(op, "weight is {}, expected {}", weight.withoutDevice(), shapeString({num, dim}));
+  Shape shape = indices.shape;
+  shape.push_back(dim);
+  return shape;
+}
+
+Shape lossShape(const Op& op, const Shape& perElement) {
+  std::string reduction = op.attrs.getString("reduction", "mean");
+  if (reduction == "none") return perElement;
+  if (reduction == "mean" || reduction == "sum") return {};
+  fail(op, "reduction must be mean, sum or none, got '{}'", reduction);
+}
+
+Shape mseLoss(const Op& op) {
+  const TensorType& pred = operandType(op, 0);
+  const TensorType& target = operandType(op, 1);
+  requireFloat(op, pred);
+  requireSameDType(op, pred, target);
+  if (pred.shape != target.shape)
+    fail(op, "pred {} and target {} differ in shape", pred.withoutDevice(),
+         target.withoutDevice());
+  return lossShape(op, pred.shape);
+}
+
+Shape crossEntropy(const Op& op) {
+  const TensorType& logits = operandType(op, 0);
+  const TensorType& target = operandType(op, 1);
+  requireFloat(op, logits);
+  if (logits.rank() != 2) fail(op, "logits must be [N, C], got {}", logits.withoutDevice());
+  if (!isInteger(target.dtype) || target.shape != Shape{logits.shape[0]})
+    fail(op, "target must be i64[{}] class indices for logits {}, got {}", logits.shape[0],
+         logits.withoutDevice(), target.withoutDevice());
+  if (op.operands.size() == 3) {
+    const TensorType& weight = operandType(op, 2);
+    requireSameDType(op, logits, weight);
+    if (weight.shape != Shape{logits.shape[1]})
+      fail(op, "weight is {}, expected {} (one per class)", weight.withoutDevice(),
+           shapeString({logits.shape[1]}));
+  }
+  return lossShape(op, {logits.shape[0]});
+}
+
+}  // namespace
+
+std::optional<Shape> broadcastShapes(const Shape& a, const Shape& b) {
+  size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1) return std::nullopt;
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank) return std::nullopt;
+  return axis < 0 ? axis + rank : axis;
+}
+
+TensorType inferResultType(const Op& op) {
+  TensorType result = op.result->type;
+  if (op.kind == OpKind::Param) {
+    GXC_CHECK(result.known, "param '{}' has no declared type", op.layerName());
+    return result;
+  }
+  const TensorType& first = operandType(op, 0);
+  result.known = true;
+  result.dtype = first.dtype;
+  switch (op.kind) {
+    case OpKind::Param: break;
+    case OpKind::Matmul: result.shape = matmul(op); break;
+    case OpKind::Linear: result.shape = linear(op); break;
+    case OpKind::Add:
+    case OpKind::Sub:
+    case OpKind::Mul:
+    case OpKind::Div: result.shape = elementwiseBinary(op); break;
+    case OpKind::Softmax:
+    case OpKind::LogSoftmax:
+      requireFloat(op, first);
+      axisOrFail(op, op.attrs.getInt("axis", -1), first);
+      result.shape = first.shape;
+      break;
+    case OpKind::LayerNorm: result.shape = layerNorm(op); break;
+    case OpKind::Sum:
+    case OpKind::Mean:
+    case OpKind::Max: result.shape = reduction(op); break;
+    case OpKind::Reshape: result.shape = reshape(op); break;
+    case OpKind::Transpose: result.shape = transpose(op); break;
+    case OpKind::Concat: result.shape = concat(op); break;
+    case OpKind::Embedding:
+      result.shape = embedding(op);
+      result.dtype = operandType(op, 1).dtype;
+      break;
+    case OpKind::To: result.shape = first.shape; break;
+    case OpKind::MseLoss: result.shape = mseLoss(op); break;
+    case OpKind::CrossEntropy: result.shape = crossEntropy(op); break;
+    default:
+      GXC_CHECK(isElementwiseUnary(op.kind), "no shape rule for op {}", opName(op.kind));
+      requireFloat(op, first);
+      if (op.kind == OpKind::Gelu) {
+        std::string approximate = op.attrs.getString("approximate", "none");
+        if (approximate != "none" && approximate != "tanh")
+          fail(op, "approximate must be none or tanh, got '{}'", approximate);
+      }
+      result.shape = first.shape;
+  }
+  if (!checkedNumel(result.shape))
+    fail(op, "result shape {} has more elements than fit in 64 bits", shapeString(result.shape));
+  return result;
+}
+
+}  // namespace gxc

@@ -1,0 +1,82 @@
+#include "ir/verifier.h"
+
+#include <set>
+
+#include "ir/infer_type.h"
+
+namespace gxc {
+
+std::optional<std::string> schemaProblem(const Op& op) {
+  const OpSchema& schema = opSchema(op.kind);
+  int count = static_cast<int>(op.operands.size());
+  if (count < schema.minOperands || (schema.maxOperands >= 0 && count > schema.maxOperands)) {
+    std::string expected = schema.maxOperands < 0 ? fmt::format("at least {}", schema.minOperands)
+                           : schema.minOperands == schema.maxOperands
+                               ? fmt::format("{}", schema.minOperands)
+                               : fmt::format("{} to {}", schema.minOperands, schema.maxOperands);
+    return fmt::format("{} takes {} operands, got {}", schema.name, expected, count);
+  }
+  for (const auto& [name, value] : op.attrs.all()) {
+    const AttrSpec* spec = nullptr;
+    for (const AttrSpec& candidate : schema.attrs)
+      if (candidate.name == name) spec = &candidate;
+    if (!spec) return fmt::format("{} has no attribute '{}'", schema.name, name);
+    if (!(spec->kinds & maskOf(attrKind(value))))
+      return fmt::format("attribute '{}' of {} cannot be a {}", name, schema.name,
+                         attrKindName(attrKind(value)));
+  }
+  for (const AttrSpec& spec : schema.attrs)
+    if (spec.required && !op.attrs.has(std::string(spec.name)))
+      return fmt::format("{} needs attribute '{}'", schema.name, spec.name);
+  bool binary = isElementwiseBinary(op.kind);
+  if (binary && (count == 1) != op.attrs.has("scalar"))
+    return fmt::format("{} takes two operands, or one operand and 'scalar'", schema.name);
+  return std::nullopt;
+}
+
+std::vector<std::string> verifyGraph(const Graph& graph) {
+  std::vector<std::string> problems;
+  std::set<const Value*> defined;
+  std::set<std::string> names;
+  auto define = [&](const Value* value) {
+    if (!names.insert(value->name).second)
+      problems.push_back(fmt::format("%{} is defined twice", value->name));
+    defined.insert(value);
+  };
+  for (const Value* input : graph.inputs()) {
+    define(input);
+    if (input->type.known && !checkedNumel(input->type.shape))
+      problems.push_back(fmt::format("input %{} has an overflowing shape", input->name));
+  }
+  for (const Op* op : graph.ops()) {
+    std::string where = fmt::format("op %{}", op->result->name);
+    if (op->result->producer != op) problems.push_back(where + ": result does not point back");
+    for (const Value* operand : op->operands)
+      if (!defined.count(operand))
+        problems.push_back(fmt::format("{}: operand %{} is not defined before it", where,
+                                       operand->name));
+    if (auto problem = schemaProblem(*op)) problems.push_back(where + ": " + *problem);
+    define(op->result);
+    if (problems.empty() && op->result->type.known) {
+      bool operandsKnown = true;
+      for (const Value* operand : op->operands) operandsKnown &= operand->type.known;
+      if (operandsKnown) {
+        try {
+          TensorType expected = inferResultType(*op);
+          if (expected != op->result->type)
+            problems.push_back(fmt::format("{}: type is {} but its rule gives {}", where,
+                                           op->result->type.str(), expected.str()));
+        } catch (const Error& error) {
+          problems.push_back(where + ": " + error.message());
+        }
+      }
+    }
+  }
+  if (graph.outputs().empty()) problems.push_back("the graph has no outputs");
+  for (const GraphOutput& output : graph.outputs())
+    if (!defined.count(output.value))
+      problems.push_back(fmt::format("output {} is not a value of the graph", output.name));
+  return problems;
+}
+
+}  // namespace gxc

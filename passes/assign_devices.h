@@ -1,0 +1,29 @@
+// assign-devices: every value gets a device of the run, by manual placement.
+//
+// Terms: a value's *annotation* is the device the model asked for (the frontend resolved it
+// through the layer's own `device`, its groups and `default_device`); `?` means none.
+//
+// Requires: every value typed (after infer-shapes).
+// Guarantees: every graph input, param and op result sits on a device of the run: `cpu` or
+//   `cuda:i` with i below the run's GPU count.
+//   - an unannotated layer runs on the run's first device;
+//   - an unannotated param goes where its first consumer runs (one placement per param for
+//     now: replication across devices comes with multi-device execution);
+//   - on a run with no GPU every cuda:N means the host, said once in a note; with --strict
+//     that fallback is an error naming the layer;
+//   - on a run with GPUs, cuda:N beyond the run's list is an error naming the layer and the
+//     devices the run has.
+// Idempotent: yes.
+#pragma once
+
+#include "passes/pass.h"
+
+namespace gxc {
+
+class AssignDevicesPass : public Pass {
+ public:
+  std::string_view name() const override { return "assign-devices"; }
+  bool run(Graph& graph, const PassContext& context) const override;
+};
+
+}  // namespace gxc

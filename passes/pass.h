@@ -1,0 +1,37 @@
+// The pass interface: a name and run(Graph&, const PassContext&). No state survives runs.
+//
+// run() returns whether it changed the graph. User errors (a model that cannot be compiled
+// for these devices) are thrown as gxc::Error carrying the layer's location; broken
+// invariants as gxc::InternalError through GXC_CHECK.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace gxc {
+
+struct PassContext {
+  // The run's devices in order: entry i of `--devices` is cuda:i. A host-only run is {cpu}.
+  std::vector<Device> devices = {Device::cpu()};
+  bool strict = false;  // --strict: edges and fallbacks the model did not ask for are errors
+  // One-line notes for the user (stderr in the drivers); may be empty.
+  std::function<void(const std::string&)> note;
+
+  int gpuCount() const;
+  void emitNote(const std::string& text) const {
+    if (note) note(text);
+  }
+};
+
+class Pass {
+ public:
+  virtual ~Pass() = default;
+  virtual std::string_view name() const = 0;
+  virtual bool run(Graph& graph, const PassContext& context) const = 0;
+};
+
+}  // namespace gxc

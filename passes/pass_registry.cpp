@@ -1,0 +1,41 @@
+#include "passes/pass_registry.h"
+
+#include <algorithm>
+
+#include "passes/assign_devices.h"
+#include "passes/infer_shapes.h"
+
+namespace gxc {
+namespace {
+
+struct Registration {
+  std::string_view name;
+  std::unique_ptr<Pass> (*create)();
+};
+
+template <typename P>
+std::unique_ptr<Pass> make() {
+  return std::make_unique<P>();
+}
+
+// Sorted by name; a test checks that it stays sorted and that each pass reports its name.
+constexpr Registration kPasses[] = {
+    {"assign-devices", &make<AssignDevicesPass>},
+    {"infer-shapes", &make<InferShapesPass>},
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> createPass(std::string_view name) {
+  for (const Registration& registration : kPasses)
+    if (registration.name == name) return registration.create();
+  return nullptr;
+}
+
+std::vector<std::string_view> registeredPassNames() {
+  std::vector<std::string_view> names;
+  for (const Registration& registration : kPasses) names.push_back(registration.name);
+  return names;
+}
+
+}  // namespace gxc

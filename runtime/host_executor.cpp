@@ -1,0 +1,92 @@
+#include "runtime/host_executor.h"
+
+#include <chrono>
+
+#include "runtime/cpu_gemm.h"
+#include "runtime/reference_ops.h"
+
+namespace gxc {
+
+HostExecutor::HostExecutor(const Graph& graph, HostKernels kernels)
+    : graph_(graph), kernels_(kernels) {
+  for (const Value* input : graph.inputs())
+    if (!input->type.device.isCpu())
+      runtimeError(input->loc, "input '{}' is on {}, but this run executes on the host only",
+                   input->name, input->type.device.str());
+  const auto& ops = graph.ops();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (!ops[i]->device().isCpu())
+      runtimeError(ops[i]->loc, "layer '{}' is on {}, but this run executes on the host only",
+                   ops[i]->layerName(), ops[i]->device().str());
+    for (const Value* operand : ops[i]->operands) lastUse_[operand] = i;
+  }
+  // Outputs live to the end.
+  for (const GraphOutput& output : graph.outputs()) lastUse_[output.value] = ops.size();
+}
+
+void HostExecutor::materializeParams() {
+  for (const Op* op : graph_.ops()) {
+    if (op->kind != OpKind::Param) continue;
+    Tensor value = materializeParam(*op, weightFiles_);
+    paramBytes_ += static_cast<int64_t>(value.nbytes());
+    params_.emplace(op->result, std::move(value));
+  }
+  paramsReady_ = true;
+}
+
+std::map<std::string, Tensor> HostExecutor::run(const std::map<std::string, Tensor>& inputs,
+                                                HostRunStats* stats) {
+  if (!paramsReady_) materializeParams();
+  auto start = std::chrono::steady_clock::now();
+  std::map<const Value*, Tensor> live;
+  int64_t liveBytes = 0, peakBytes = 0;
+  auto track = [&](const Value* value, Tensor tensor) {
+    liveBytes += static_cast<int64_t>(tensor.nbytes());
+    peakBytes = std::max(peakBytes, liveBytes);
+    live[value] = std::move(tensor);
+  };
+  for (const Value* input : graph_.inputs()) {
+    auto it = inputs.find(input->name);
+    GXC_CHECK(it != inputs.end(), "no tensor for input '{}'", input->name);
+    GXC_CHECK(it->second.dtype() == input->type.dtype && it->second.shape() == input->type.shape,
+              "input '{}' does not have its declared type {}", input->name,
+              input->type.withoutDevice());
+    track(input, it->second);
+  }
+  const auto& ops = graph_.ops();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = *ops[i];
+    if (op.kind == OpKind::Param) continue;
+    std::vector<const Tensor*> operands;
+    for (const Value* operand : op.operands) {
+      auto param = params_.find(operand);
+      operands.push_back(param != params_.end() ? &param->second : &live.at(operand));
+    }
+    bool blas = kernels_ == HostKernels::Cpu;
+    Tensor result = blas && op.kind == OpKind::Matmul   ? cpuMatmul(op, operands)
+                    : blas && op.kind == OpKind::Linear ? cpuLinear(op, operands)
+                                                        : evaluateReferenceOp(op, operands);
+    track(op.result, std::move(result));
+    for (const Value* operand : op.operands) {
+      auto it = live.find(operand);
+      if (it != live.end() && lastUse_[operand] == i) {
+        liveBytes -= static_cast<int64_t>(it->second.nbytes());
+        live.erase(it);
+      }
+    }
+  }
+  std::map<std::string, Tensor> outputs;
+  for (const GraphOutput& output : graph_.outputs()) {
+    auto param = params_.find(output.value);
+    outputs[output.name] = param != params_.end() ? param->second : live.at(output.value);
+  }
+  if (stats) {
+    std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
+    stats->milliseconds = elapsed.count();
+    stats->residentBytes = paramBytes_;
+    stats->peakBytes = paramBytes_ + peakBytes;
+  }
+  return outputs;
+}
+
+}  // namespace gxc

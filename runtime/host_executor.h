@@ -1,0 +1,50 @@
+// Executes a placed graph on the host, op by op, in order.
+//
+// Two kernel sets: `Reference` runs every op through the plain reference interpreter (the
+// oracle); `Cpu` is the `cpu` platform, which sends GEMMs (matmul, linear) to OpenBLAS and
+// everything else to the reference kernels. Params are materialized once and stay resident;
+// an activation is freed after its last use, so peak memory is that of a real run.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "runtime/param_init.h"
+#include "runtime/tensor.h"
+
+namespace gxc {
+
+enum class HostKernels { Reference, Cpu };
+
+struct HostRunStats {
+  double milliseconds = 0;
+  int64_t peakBytes = 0;      // params plus the largest set of live activations
+  int64_t residentBytes = 0;  // params
+};
+
+class HostExecutor {
+ public:
+  // Requires every value placed on the host (after assign-devices on a host-only run).
+  HostExecutor(const Graph& graph, HostKernels kernels);
+
+  // `inputs` holds one tensor per graph input, by name, of the declared type. Returns the
+  // outputs by their model names.
+  std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs,
+                                    HostRunStats* stats = nullptr);
+
+ private:
+  void materializeParams();
+
+  const Graph& graph_;
+  HostKernels kernels_;
+  WeightFiles weightFiles_;
+  std::map<const Value*, Tensor> params_;
+  std::map<const Value*, size_t> lastUse_;  // op index after which a value is dead
+  int64_t paramBytes_ = 0;
+  bool paramsReady_ = false;
+};
+
+}  // namespace gxc

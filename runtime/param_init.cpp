@@ -1,0 +1,102 @@
+#include "runtime/param_init.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+namespace gxc {
+
+KeyedRandom::KeyedRandom(int64_t seed, const std::string& name) {
+  uint64_t hash = 1469598103934665603ull;  // FNV-1a of the name
+  for (unsigned char c : name) hash = (hash ^ c) * 1099511628211ull;
+  state_ = hash ^ (static_cast<uint64_t>(seed) * 0x9e3779b97f4a7c15ull);
+}
+
+uint64_t KeyedRandom::nextBits() {
+  uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+double KeyedRandom::nextUniform() { return static_cast<double>(nextBits() >> 11) * 0x1.0p-53; }
+
+double KeyedRandom::nextNormal() {
+  if (hasSpare_) {
+    hasSpare_ = false;
+    return spare_;
+  }
+  double u1 = 1.0 - nextUniform();  // in (0, 1]: log stays finite
+  double u2 = nextUniform();
+  double radius = std::sqrt(-2.0 * std::log(u1));
+  spare_ = radius * std::sin(2 * std::numbers::pi * u2);
+  hasSpare_ = true;
+  return radius * std::cos(2 * std::numbers::pi * u2);
+}
+
+const SafetensorsFile& WeightFiles::get(const std::string& path) {
+  auto& file = files_[path];
+  if (!file) file = std::make_unique<SafetensorsFile>(SafetensorsFile::open(path));
+  return *file;
+}
+
+Tensor materializeParam(const Op& param, WeightFiles& files) {
+  GXC_CHECK(param.kind == OpKind::Param, "materializing a {} as a param", opName(param.kind));
+  const TensorType& type = param.result->type;
+  const Attrs& attrs = param.attrs;
+  std::string init = attrs.getString("init", "");
+  std::string name = attrs.getString("name", "");
+  if (init == "file") {
+    Tensor loaded = files.get(attrs.getString("file", "")).read(name);
+    if (loaded.dtype() != type.dtype || loaded.shape() != type.shape)
+      modelError(param.loc, "param '{}': the weights file now has {}{}, the model expects {}",
+                 name, dtypeName(loaded.dtype()), shapeString(loaded.shape()),
+                 type.withoutDevice());
+    return loaded;
+  }
+  Tensor tensor(type.dtype, type.shape);
+  KeyedRandom random(attrs.getInt("seed", 0), name);
+  for (int64_t i = 0; i < tensor.numel(); ++i) {
+    double value = 0;
+    if (init == "ones") {
+      value = 1;
+    } else if (init == "constant") {
+      value = attrs.getFloat("value", 0);
+    } else if (init == "normal") {
+      value = attrs.getFloat("mean", 0) + attrs.getFloat("std", 1) * random.nextNormal();
+    } else if (init == "uniform") {
+      double low = attrs.getFloat("low", 0), high = attrs.getFloat("high", 1);
+      value = low + (high - low) * random.nextUniform();
+    } else {
+      GXC_CHECK(init == "zeros", "param '{}' has unknown init '{}'", name, init);
+    }
+    if (isInteger(type.dtype))
+      tensor.storeInt(i, static_cast<int64_t>(std::llround(value)));
+    else
+      tensor.storeFloat(i, static_cast<float>(value));
+  }
+  return tensor;
+}
+
+Tensor defaultInput(const Graph& graph, const Value& input, int64_t seed) {
+  Tensor tensor(input.type.dtype, input.type.shape);
+  KeyedRandom random(seed, input.name);
+  if (isFloat(input.type.dtype)) {
+    for (int64_t i = 0; i < tensor.numel(); ++i)
+      tensor.storeFloat(i, static_cast<float>(random.nextNormal()));
+    return tensor;
+  }
+  int64_t bound = 0;
+  for (const Op* user : graph.users(&input)) {
+    int64_t limit = 0;
+    if (user->kind == OpKind::Embedding) limit = user->attrs.getInt("num_embeddings", 0);
+    if (user->kind == OpKind::CrossEntropy && user->operands[1] == &input)
+      limit = user->operands[0]->type.shape.at(1);
+    if (limit > 0) bound = bound == 0 ? limit : std::min(bound, limit);
+  }
+  for (int64_t i = 0; i < tensor.numel(); ++i)
+    tensor.storeInt(i, bound > 0 ? static_cast<int64_t>(random.nextBits() % bound) : 0);
+  return tensor;
+}
+
+}  // namespace gxc

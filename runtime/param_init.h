@@ -1,0 +1,49 @@
+// Materializing params and default inputs: loaded from a weights file, or generated
+// deterministically from the model's seed and the tensor's name, the same on every
+// platform and every run (so a placement can never change the numbers).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "frontend/safetensors.h"
+#include "ir/graph.h"
+#include "runtime/tensor.h"
+
+namespace gxc {
+
+// Opens each weights file once, however many params it holds.
+class WeightFiles {
+ public:
+  const SafetensorsFile& get(const std::string& path);
+
+ private:
+  std::map<std::string, std::unique_ptr<SafetensorsFile>> files_;
+};
+
+// The value of a `param` op, as its attributes say (init = zeros, ones, constant, normal,
+// uniform or file).
+Tensor materializeParam(const Op& param, WeightFiles& files);
+
+// A model input with no file: standard normal values from the seed and its name for float
+// inputs; for integer inputs (class targets, embedding indices) uniform integers in
+// [0, bound), bound being the smallest class or embedding count among its consumers.
+Tensor defaultInput(const Graph& graph, const Value& input, int64_t seed);
+
+// A stream of pseudo-random numbers keyed by (seed, name): splitmix64 over a counter, so the
+// same key gives the same numbers everywhere, independent of any library's distributions.
+class KeyedRandom {
+ public:
+  KeyedRandom(int64_t seed, const std::string& name);
+  uint64_t nextBits();
+  double nextUniform();  // in [0, 1)
+  double nextNormal();   // standard normal, Box-Muller
+
+ private:
+  uint64_t state_;
+  bool hasSpare_ = false;
+  double spare_ = 0;
+};
+
+}  // namespace gxc

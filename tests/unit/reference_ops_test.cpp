@@ -1,0 +1,261 @@
+// Checks the reference interpreter against tests/fixtures/ops.json, whose expected values
+// make_op_fixtures.py computes independently in NumPy, and checks its runtime errors.
+#include "runtime/reference_ops.h"
+
+#include <cmath>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace gxc {
+namespace {
+
+using nlohmann::json;
+
+struct FixtureTensor {
+  DType dtype = DType::F32;
+  Shape shape;
+  json data;  // numbers, as written by the generator
+};
+
+struct OpCase {
+  std::string name;
+  std::string op;
+  json attrs;
+  std::vector<FixtureTensor> inputs;
+  FixtureTensor expected;
+};
+
+FixtureTensor readTensor(const json& j) {
+  auto dtype = parseDType(j.at("dtype").get<std::string>());
+  if (!dtype) throw std::runtime_error("unknown dtype " + j.at("dtype").dump());
+  return {*dtype, j.at("shape").get<Shape>(), j.at("data")};
+}
+
+// gtest names a failing parameter by this rather than by its bytes.
+void PrintTo(const OpCase& c, std::ostream* out) { *out << c.name; }
+
+std::vector<OpCase> loadCases() {
+  std::ifstream file(std::string(GXC_FIXTURE_DIR) + "/ops.json");
+  if (!file) return {};  // FixtureIsPresent reports it
+  json root = json::parse(file);
+  std::vector<OpCase> cases;
+  for (const json& c : root.at("cases")) {
+    OpCase opCase{c.at("name").get<std::string>(),
+                  c.at("op").get<std::string>(),
+                  c.at("attrs"),
+                  {},
+                  readTensor(c.at("expected"))};
+    for (const json& input : c.at("inputs")) opCase.inputs.push_back(readTensor(input));
+    cases.push_back(std::move(opCase));
+  }
+  return cases;
+}
+
+const std::vector<OpCase>& allCases() {
+  static const std::vector<OpCase> cases = loadCases();
+  return cases;
+}
+
+// JSON's number kinds map onto the attribute kinds: true/false, 2, 2.5, "tanh", [0, -1].
+Attrs toAttrs(const json& j) {
+  Attrs attrs;
+  for (const auto& [name, value] : j.items()) {
+    if (value.is_boolean())
+      attrs.set(name, value.get<bool>());
+    else if (value.is_number_integer())
+      attrs.set(name, value.get<int64_t>());
+    else if (value.is_number_float())
+      attrs.set(name, value.get<double>());
+    else if (value.is_string())
+      attrs.set(name, value.get<std::string>());
+    else if (value.is_array())
+      attrs.set(name, value.get<std::vector<int64_t>>());
+    else
+      throw std::runtime_error("attribute '" + name + "' of unsupported JSON kind");
+  }
+  return attrs;
+}
+
+Tensor toTensor(const FixtureTensor& t) {
+  Tensor tensor(t.dtype, t.shape);
+  for (int64_t i = 0; i < tensor.numel(); ++i) {
+    // Integers are read as integers so that i64 values beyond 2^53 stay exact.
+    if (isInteger(t.dtype))
+      tensor.storeInt(i, t.data.at(i).get<int64_t>());
+    else
+      tensor.storeFloat(i, t.data.at(i).get<float>());
+  }
+  return tensor;
+}
+
+// One unit in the last place of `expected` in the stored precision (10 or 7 mantissa bits),
+// no finer than the dtype's smallest subnormal.
+double unitInLastPlace(DType dtype, double expected) {
+  int mantissaBits = dtype == DType::F16 ? 10 : 7;
+  double smallest = dtype == DType::F16 ? std::ldexp(1.0, -24) : std::ldexp(1.0, -133);
+  int exponent = 0;
+  std::frexp(expected, &exponent);  // expected = f * 2^exponent, 0.5 <= |f| < 1
+  return std::max(std::ldexp(1.0, exponent - 1 - mantissaBits), smallest);
+}
+
+class ReferenceOpTest : public testing::TestWithParam<OpCase> {};
+
+TEST_P(ReferenceOpTest, MatchesNumPy) {
+  const OpCase& c = GetParam();
+  auto kind = parseOpKind(c.op);
+  ASSERT_TRUE(kind.has_value()) << "unknown op " << c.op;
+
+  Graph graph("case");
+  std::vector<Value*> operands;
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    const FixtureTensor& in = c.inputs[i];
+    operands.push_back(graph.addInput("in" + std::to_string(i),
+                                      TensorType::of(in.dtype, in.shape, Device::cpu())));
+    inputs.push_back(toTensor(in));
+  }
+  const FixtureTensor& want = c.expected;
+  Op* op = graph.appendOp(*kind, operands, "layer",
+                          TensorType::of(want.dtype, want.shape, Device::cpu()), toAttrs(c.attrs));
+  std::vector<const Tensor*> pointers;
+  for (const Tensor& t : inputs) pointers.push_back(&t);
+
+  Tensor got = evaluateReferenceOp(*op, pointers);
+
+  ASSERT_EQ(got.dtype(), want.dtype);
+  ASSERT_EQ(got.shape(), want.shape);
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    if (isInteger(want.dtype)) {
+      EXPECT_EQ(got.loadInt(i), want.data.at(i).get<int64_t>()) << "element " << i;
+      continue;
+    }
+    double expected = want.data.at(i).get<double>();
+    double actual = got.loadFloat(i);
+    double tolerance = want.dtype == DType::F32 ? 1e-5 * std::max(1.0, std::abs(expected))
+                                                : unitInLastPlace(want.dtype, expected);
+    EXPECT_NEAR(actual, expected, tolerance) << "element " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, ReferenceOpTest, testing::ValuesIn(allCases()),
+                         [](const testing::TestParamInfo<OpCase>& info) {
+                           return info.param.name;
+                         });
+
+TEST(ReferenceOpFixtures, FixtureIsPresent) {
+  // Every op kind a model can use (everything but param) has at least one case.
+  ASSERT_GE(allCases().size(), 60u) << "tests/fixtures/ops.json is missing or too small";
+  for (std::string_view name : modelOpNames()) {
+    bool covered = false;
+    for (const OpCase& c : allCases()) covered = covered || c.op == name;
+    EXPECT_TRUE(covered) << "no fixture case for op " << name;
+  }
+}
+
+// A one-op graph for the error tests, with the layer at a known position in a model file.
+struct OneOp {
+  Graph graph{"errors"};
+  Op* op = nullptr;
+};
+
+std::unique_ptr<OneOp> makeOneOp(OpKind kind, const std::string& layer,
+                                 const std::vector<TensorType>& operandTypes, TensorType result,
+                                 Attrs attrs) {
+  auto one = std::make_unique<OneOp>();
+  std::vector<Value*> operands;
+  for (size_t i = 0; i < operandTypes.size(); ++i)
+    operands.push_back(one->graph.addInput("in" + std::to_string(i), operandTypes[i]));
+  one->op = one->graph.appendOp(kind, operands, layer, std::move(result), std::move(attrs),
+                                SourceLoc{"model.yaml", 7, 5});
+  return one;
+}
+
+// Runs the op and returns the runtime error it must raise.
+Error expectRuntimeError(const Op& op, const std::vector<const Tensor*>& operands) {
+  try {
+    evaluateReferenceOp(op, operands);
+  } catch (const Error& error) {
+    EXPECT_EQ(error.kind(), ErrorKind::Runtime);
+    EXPECT_EQ(error.loc(), (SourceLoc{"model.yaml", 7, 5}));
+    return error;
+  }
+  ADD_FAILURE() << "no error raised";
+  return Error(ErrorKind::Runtime, {}, "");
+}
+
+TEST(ReferenceOpErrors, EmbeddingIndexOutOfRange) {
+  Attrs attrs;
+  attrs.set("num_embeddings", int64_t{4});
+  attrs.set("embedding_dim", int64_t{2});
+  auto one = makeOneOp(OpKind::Embedding, "tok",
+                       {TensorType::of(DType::I64, {3}), TensorType::of(DType::F32, {4, 2})},
+                       TensorType::of(DType::F32, {3, 2}), attrs);
+  Tensor indices(DType::I64, {3});
+  indices.storeInt(0, 1);
+  indices.storeInt(1, 4);
+  Tensor weight(DType::F32, {4, 2});
+  Error error = expectRuntimeError(*one->op, {&indices, &weight});
+  EXPECT_EQ(error.message(), "layer 'tok': embedding index 4 is out of range [0, 4)");
+}
+
+TEST(ReferenceOpErrors, EmbeddingNegativeIndex) {
+  Attrs attrs;
+  attrs.set("num_embeddings", int64_t{4});
+  attrs.set("embedding_dim", int64_t{2});
+  auto one = makeOneOp(OpKind::Embedding, "tok",
+                       {TensorType::of(DType::I32, {2}), TensorType::of(DType::F32, {4, 2})},
+                       TensorType::of(DType::F32, {2, 2}), attrs);
+  Tensor indices(DType::I32, {2});
+  indices.storeInt(1, -1);
+  Tensor weight(DType::F32, {4, 2});
+  Error error = expectRuntimeError(*one->op, {&indices, &weight});
+  EXPECT_EQ(error.message(), "layer 'tok': embedding index -1 is out of range [0, 4)");
+}
+
+TEST(ReferenceOpErrors, CrossEntropyTargetOutOfRange) {
+  auto one = makeOneOp(OpKind::CrossEntropy, "loss",
+                       {TensorType::of(DType::F32, {2, 3}), TensorType::of(DType::I64, {2})},
+                       TensorType::of(DType::F32, {}), {});
+  Tensor logits(DType::F32, {2, 3});
+  Tensor target(DType::I64, {2});
+  target.storeInt(0, 2);
+  target.storeInt(1, 3);
+  Error error = expectRuntimeError(*one->op, {&logits, &target});
+  EXPECT_EQ(error.message(),
+            "layer 'loss': cross_entropy target 3 of sample 1 is out of range [0, 3)");
+}
+
+TEST(ReferenceOpErrors, CrossEntropyIgnoreIndexIsOutOfRange) {
+  // PyTorch's default ignore_index (-100) is not supported: it is an out-of-range target.
+  auto one = makeOneOp(OpKind::CrossEntropy, "loss",
+                       {TensorType::of(DType::F32, {1, 3}), TensorType::of(DType::I32, {1})},
+                       TensorType::of(DType::F32, {1}), {});
+  one->op->attrs.set("reduction", std::string("none"));
+  Tensor logits(DType::F32, {1, 3});
+  Tensor target(DType::I32, {1});
+  target.storeInt(0, -100);
+  Error error = expectRuntimeError(*one->op, {&logits, &target});
+  EXPECT_EQ(error.message(),
+            "layer 'loss': cross_entropy target -100 of sample 0 is out of range [0, 3)");
+}
+
+TEST(ReferenceOpErrors, ParamIsNotEvaluated) {
+  Graph graph("params");
+  Op* param = graph.appendOp(OpKind::Param, {}, "W", TensorType::of(DType::F32, {2}));
+  EXPECT_THROW(evaluateReferenceOp(*param, {}), InternalError);
+}
+
+TEST(ReferenceOpErrors, ShapeDisagreeingWithInferenceIsAGxcBug) {
+  auto one = makeOneOp(OpKind::Relu, "r", {TensorType::of(DType::F32, {2, 3})},
+                       TensorType::of(DType::F32, {3, 2}), {});
+  Tensor x(DType::F32, {2, 3});
+  EXPECT_THROW(evaluateReferenceOp(*one->op, {&x}), InternalError);
+}
+
+}  // namespace
+}  // namespace gxc

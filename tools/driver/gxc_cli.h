@@ -1,0 +1,12 @@
+// The command lines of cli.md: `gxc run|compile|devices` and `gxc-opt`. Each returns the
+// exit status of cli.md and prints every error as one line on `err`.
+#pragma once
+
+#include <ostream>
+
+namespace gxc {
+
+int gxcMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
+int gxcOptMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
+
+}  // namespace gxc

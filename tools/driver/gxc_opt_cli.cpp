@@ -1,0 +1,57 @@
+#include <iostream>
+
+#include <fmt/ranges.h>
+
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "ir/verifier.h"
+#include "passes/pass_manager.h"
+#include "passes/pass_registry.h"
+#include "tools/driver/compile_session.h"
+#include "tools/driver/error_handling.h"
+#include "tools/driver/gxc_cli.h"
+
+namespace gxc {
+
+int gxcOptMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  return reportErrors(out, err, [&]() -> int {
+    CLI::App app("gxc-opt: textual IR in, passes, textual IR out", "gxc-opt");
+    std::string path, passList, devices = "cpu";
+    bool strict = false;
+    app.add_option("file", path, "a .gxir file, or - for stdin")->required();
+    app.add_option("-p,--passes", passList, "PASS[,PASS...]: " + fmt::format("{}", fmt::join(
+                                                                    registeredPassNames(), ", ")));
+    app.add_option("--devices", devices, "the run's devices, as gxc's --devices (default cpu)");
+    app.add_flag("--strict", strict, "as gxc's --strict");
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::CallForHelp&) {
+      out << app.help();
+      return 0;
+    }
+    // Check every pass name before reading anything: a typo is a usage error, status 2.
+    std::vector<std::string> passes = passList.empty() ? std::vector<std::string>{}
+                                                       : parsePassList(passList);
+    PassContext context;
+    context.devices = parseDeviceList(devices, err);
+    context.strict = strict;
+    context.note = [&err](const std::string& text) { err << "gxc-opt: note: " << text << "\n"; };
+    std::unique_ptr<Graph> graph;
+    if (path == "-") {
+      std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+      graph = parseGraph(text, "<stdin>");
+    } else {
+      graph = parseGraphFile(path);
+    }
+    std::vector<std::string> problems = verifyGraph(*graph);
+    if (!problems.empty())
+      throw Error(ErrorKind::Model, {path, 0, 0}, "invalid IR: " + problems.front());
+    PassManager manager;
+    for (const std::string& pass : passes) manager.add(pass);
+    manager.run(*graph, context);
+    out << printGraph(*graph);
+    return 0;
+  });
+}
+
+}  // namespace gxc

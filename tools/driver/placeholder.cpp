@@ -1,2 +1,0 @@
-// placeholder until the driver lands
-namespace gxc {}
