@@ -67,9 +67,14 @@ std::map<std::string, Tensor> HostExecutor::run(const std::map<std::string, Tens
                     : blas && op.kind == OpKind::Linear ? cpuLinear(op, operands)
                                                         : evaluateReferenceOp(op, operands);
     track(op.result, std::move(result));
-    for (const Value* operand : op.operands) {
-      auto it = live.find(operand);
-      if (it != live.end() && lastUse_[operand] == i) {
+    // Free what this op used last, and its own result when nothing ever reads it.
+    std::vector<const Value*> dying = op.operands;
+    dying.push_back(op.result);
+    for (const Value* value : dying) {
+      auto it = live.find(value);
+      auto last = lastUse_.find(value);
+      bool dead = last == lastUse_.end() || last->second == i;
+      if (it != live.end() && dead) {
         liveBytes -= static_cast<int64_t>(it->second.nbytes());
         live.erase(it);
       }

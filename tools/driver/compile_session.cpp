@@ -26,7 +26,9 @@ CompiledModel compileModel(const CompileOptions& options, std::ostream& notes) {
   ModelOptions modelOptions;
   modelOptions.weightsPath = options.weightsPath;
   compiled.graph = loadModel(options.modelPath, modelOptions);
-  PassManager manager(options.passes);
+  PassManagerOptions passOptions = options.passes;
+  if (!passOptions.irStream) passOptions.irStream = &notes;  // IR dumps and timings: stderr
+  PassManager manager(passOptions);
   for (const std::string& pass : defaultPipeline()) manager.add(pass);
   manager.run(*compiled.graph, compiled.context);
   compiled.context.note = nullptr;  // it refers to `notes`, which the caller owns

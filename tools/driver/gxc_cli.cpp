@@ -96,7 +96,7 @@ int gxcMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     runCommand->add_option("--input", run.inputs, "NAME=FILE.npy (repeatable)");
     runCommand->add_option("--output", run.outputDir, "write every output as DIR/NAME.npy");
     runCommand->add_option("--iterations", run.iterations, "timed runs after one warm-up")
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::Range(1, 1000000000));
     runCommand->add_option("--report", run.reportPath, "run summary as JSON");
 
     CompileOptions compile;

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Debian packages gxc builds with, only those that are missing (idempotent).
+set -euo pipefail
+
+packages=(cmake g++ make python3 libyaml-cpp-dev libgtest-dev libcli11-dev libfmt-dev
+          nlohmann-json3-dev libopenblas-dev llvm-14-tools)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$package")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "installing: ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

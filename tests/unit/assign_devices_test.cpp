@@ -1,0 +1,62 @@
+// assign-devices against runs with GPUs, which no platform of this build offers yet: the
+// pass only sees a PassContext, so its GPU rules are tested here directly.
+#include "passes/assign_devices.h"
+
+#include <gtest/gtest.h>
+
+#include "ir/parser.h"
+#include "ir/printer.h"
+
+namespace gxc {
+namespace {
+
+const char* kModel = R"(graph @g(%x: f32[4,4] @cpu) -> (z) {
+  %w = param {init = "zeros", name = "w", seed = 0} : f32[4,4] @?
+  %h = matmul %w, %x : f32[4,4] @cuda:1 loc("m.yaml":5:3)
+  %z = relu %h : f32[4,4] @? loc("m.yaml":6:3)
+  return %z
+}
+)";
+
+PassContext gpus(int count) {
+  PassContext context;
+  context.devices.clear();
+  for (int i = 0; i < count; ++i) context.devices.push_back(Device::cuda(i));
+  return context;
+}
+
+TEST(AssignDevicesTest, KeepsAnnotationsAndSendsTheRestToTheFirstDevice) {
+  auto graph = parseGraph(kModel, "g.gxir");
+  EXPECT_TRUE(AssignDevicesPass().run(*graph, gpus(2)));
+  EXPECT_EQ(graph->find("h")->type.device, Device::cuda(1));
+  EXPECT_EQ(graph->find("z")->type.device, Device::cuda(0));
+  EXPECT_EQ(graph->find("w")->type.device, Device::cuda(1));  // follows its consumer
+  EXPECT_EQ(graph->find("x")->type.device, Device::cpu());
+  std::string once = printGraph(*graph);
+  EXPECT_FALSE(AssignDevicesPass().run(*graph, gpus(2)));  // idempotent
+  EXPECT_EQ(printGraph(*graph), once);
+}
+
+TEST(AssignDevicesTest, DeviceBeyondTheRunIsAnErrorNamingLayerAndDevices) {
+  auto graph = parseGraph(kModel, "g.gxir");
+  try {
+    AssignDevicesPass().run(*graph, gpus(1));
+    FAIL() << "cuda:1 accepted on a one-GPU run";
+  } catch (const Error& error) {
+    EXPECT_EQ(formatError(error),
+              "m.yaml:5:3: error: layer 'h' is placed on cuda:1 but the run's devices are cuda:0");
+  }
+}
+
+TEST(AssignDevicesTest, HostOnlyRunFallsBackOnceWithANote) {
+  auto graph = parseGraph(kModel, "g.gxir");
+  std::vector<std::string> notes;
+  PassContext context;
+  context.note = [&](const std::string& text) { notes.push_back(text); };
+  AssignDevicesPass().run(*graph, context);
+  EXPECT_EQ(graph->find("h")->type.device, Device::cpu());
+  EXPECT_EQ(notes.size(), 1u);
+}
+
+}  // namespace
+}  // namespace gxc
