@@ -68,7 +68,7 @@ std::map<std::string, Tensor> HostExecutor::run(const std::map<std::string, Tens
                                                         : evaluateReferenceOp(op, operands);
     track(op.result, std::move(result));
     // Free what this op used last, and its own result when nothing ever reads it.
-    std::vector<const Value*> dying = op.operands;
+    std::vector<const Value*> dying(op.operands.begin(), op.operands.end());
     dying.push_back(op.result);
     for (const Value* value : dying) {
       auto it = live.find(value);
