@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include <unistd.h>
+
 #include "runtime/cpu_gemm.h"
 #include "runtime/reference_ops.h"
 
@@ -25,6 +27,16 @@ HostExecutor::HostExecutor(const Graph& graph, HostKernels kernels)
 }
 
 void HostExecutor::materializeParams() {
+  // Refuse up front what cannot fit: past physical memory the kernel's OOM killer, not a
+  // catchable bad_alloc, would end the run.
+  int64_t needed = 0;
+  for (const Op* op : graph_.ops())
+    if (op->kind == OpKind::Param) needed += op->result->type.bytes();
+  int64_t available = static_cast<int64_t>(sysconf(_SC_AVPHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
+  if (available > 0 && needed > available)
+    runtimeError({}, "the model's params need {:.1f} GiB on the host, which has {:.1f} GiB free",
+                 static_cast<double>(needed) / (1ull << 30),
+                 static_cast<double>(available) / (1ull << 30));
   for (const Op* op : graph_.ops()) {
     if (op->kind != OpKind::Param) continue;
     Tensor value = materializeParam(*op, weightFiles_);
