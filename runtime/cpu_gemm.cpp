@@ -1,5 +1,7 @@
 #include "runtime/cpu_gemm.h"
 
+#include <algorithm>
+
 #include <cblas.h>
 
 namespace gxc {
@@ -23,23 +25,33 @@ class F32View {
   std::vector<float> copy_;
 };
 
-// C[m,n] = op(A) op(B) for row-major A and B, where op() transposes when asked.
+// C[m,n] = op(A) op(B) + beta C for row-major A and B, where op() transposes when asked.
 void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const float* a,
-           const float* b, float* c) {
+           const float* b, float* c, float beta = 0.0f) {
   cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
               static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
-              static_cast<int>(transA ? m : k), b, static_cast<int>(transB ? k : n), 0.0f, c,
+              static_cast<int>(transA ? m : k), b, static_cast<int>(transB ? k : n), beta, c,
               static_cast<int>(n));
 }
 
-Tensor storeAs(const TensorType& type, std::vector<float>& values) {
-  if (type.dtype == DType::F32) {
-    Tensor out(type.dtype, type.shape);
-    std::copy(values.begin(), values.end(), out.as<float>());
-    return out;
+// Where the GEMM writes: straight into the result for f32, else an f32 scratch buffer that
+// finish() rounds into the result's dtype.
+class F32Result {
+ public:
+  explicit F32Result(const TensorType& type) : result_(type.dtype, type.shape) {
+    if (type.dtype != DType::F32) scratch_.resize(static_cast<size_t>(result_.numel()));
   }
-  return Tensor::fromFloats(type.dtype, type.shape, values);
-}
+  float* data() { return scratch_.empty() ? result_.as<float>() : scratch_.data(); }
+  Tensor finish() {
+    for (size_t i = 0; i < scratch_.size(); ++i)
+      result_.storeFloat(static_cast<int64_t>(i), scratch_[i]);
+    return std::move(result_);
+  }
+
+ private:
+  Tensor result_;
+  std::vector<float> scratch_;
+};
 
 void checkGemmSize(const Op& op, int64_t m, int64_t n, int64_t k) {
   // cblas takes int dimensions; larger GEMMs belong to split-layers.
@@ -65,11 +77,11 @@ Tensor cpuMatmul(const Op& op, const std::vector<const Tensor*>& operands) {
   int64_t strideA = a.rank() == 3 && a.shape()[0] > 1 ? m * k : 0;
   int64_t strideB = b.rank() == 3 && b.shape()[0] > 1 ? k * n : 0;
   F32View av(a), bv(b);
-  std::vector<float> c(static_cast<size_t>(batch * m * n));
+  F32Result c(type);
   for (int64_t i = 0; i < batch; ++i)
     sgemm(transA, transB, m, n, k, av.data() + i * strideA, bv.data() + i * strideB,
           c.data() + i * m * n);
-  return storeAs(type, c);
+  return c.finish();
 }
 
 Tensor cpuLinear(const Op& op, const std::vector<const Tensor*>& operands) {
@@ -79,14 +91,16 @@ Tensor cpuLinear(const Op& op, const std::vector<const Tensor*>& operands) {
   int64_t rows = in == 0 ? 0 : x.numel() / in;
   checkGemmSize(op, rows, out, in);
   F32View xv(x), wv(*operands[1]);
-  std::vector<float> y(static_cast<size_t>(rows * out));
-  sgemm(false, true, rows, out, in, xv.data(), wv.data(), y.data());  // x W^T
-  if (operands.size() == 3) {
+  F32Result y(type);
+  float beta = 0.0f;
+  if (operands.size() == 3) {  // y = bias, then y = x W^T + y: the bias rides in the GEMM
     F32View bias(*operands[2]);
     for (int64_t r = 0; r < rows; ++r)
-      for (int64_t j = 0; j < out; ++j) y[static_cast<size_t>(r * out + j)] += bias.data()[j];
+      std::copy(bias.data(), bias.data() + out, y.data() + r * out);
+    beta = 1.0f;
   }
-  return storeAs(type, y);
+  sgemm(false, true, rows, out, in, xv.data(), wv.data(), y.data(), beta);
+  return y.finish();
 }
 
 }  // namespace gxc
