@@ -2,106 +2,19 @@
 // make_op_fixtures.py computes independently in NumPy, and checks its runtime errors.
 #include "runtime/reference_ops.h"
 
-#include <cmath>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
+
+#include "tests/unit/op_fixtures.h"
 
 namespace gxc {
 namespace {
 
-using nlohmann::json;
-
-struct FixtureTensor {
-  DType dtype = DType::F32;
-  Shape shape;
-  json data;  // numbers, as written by the generator
-};
-
-struct OpCase {
-  std::string name;
-  std::string op;
-  json attrs;
-  std::vector<FixtureTensor> inputs;
-  FixtureTensor expected;
-};
-
-FixtureTensor readTensor(const json& j) {
-  auto dtype = parseDType(j.at("dtype").get<std::string>());
-  if (!dtype) throw std::runtime_error("unknown dtype " + j.at("dtype").dump());
-  return {*dtype, j.at("shape").get<Shape>(), j.at("data")};
-}
-
-// gtest names a failing parameter by this rather than by its bytes.
-void PrintTo(const OpCase& c, std::ostream* out) { *out << c.name; }
-
-std::vector<OpCase> loadCases() {
-  std::ifstream file(std::string(GXC_FIXTURE_DIR) + "/ops.json");
-  if (!file) return {};  // FixtureIsPresent reports it
-  json root = json::parse(file);
-  std::vector<OpCase> cases;
-  for (const json& c : root.at("cases")) {
-    OpCase opCase{c.at("name").get<std::string>(),
-                  c.at("op").get<std::string>(),
-                  c.at("attrs"),
-                  {},
-                  readTensor(c.at("expected"))};
-    for (const json& input : c.at("inputs")) opCase.inputs.push_back(readTensor(input));
-    cases.push_back(std::move(opCase));
-  }
-  return cases;
-}
-
-const std::vector<OpCase>& allCases() {
-  static const std::vector<OpCase> cases = loadCases();
-  return cases;
-}
-
-// JSON's number kinds map onto the attribute kinds: true/false, 2, 2.5, "tanh", [0, -1].
-Attrs toAttrs(const json& j) {
-  Attrs attrs;
-  for (const auto& [name, value] : j.items()) {
-    if (value.is_boolean())
-      attrs.set(name, value.get<bool>());
-    else if (value.is_number_integer())
-      attrs.set(name, value.get<int64_t>());
-    else if (value.is_number_float())
-      attrs.set(name, value.get<double>());
-    else if (value.is_string())
-      attrs.set(name, value.get<std::string>());
-    else if (value.is_array())
-      attrs.set(name, value.get<std::vector<int64_t>>());
-    else
-      throw std::runtime_error("attribute '" + name + "' of unsupported JSON kind");
-  }
-  return attrs;
-}
-
-Tensor toTensor(const FixtureTensor& t) {
-  Tensor tensor(t.dtype, t.shape);
-  for (int64_t i = 0; i < tensor.numel(); ++i) {
-    // Integers are read as integers so that i64 values beyond 2^53 stay exact.
-    if (isInteger(t.dtype))
-      tensor.storeInt(i, t.data.at(i).get<int64_t>());
-    else
-      tensor.storeFloat(i, t.data.at(i).get<float>());
-  }
-  return tensor;
-}
-
-// One unit in the last place of `expected` in the stored precision (10 or 7 mantissa bits),
-// no finer than the dtype's smallest subnormal.
-double unitInLastPlace(DType dtype, double expected) {
-  int mantissaBits = dtype == DType::F16 ? 10 : 7;
-  double smallest = dtype == DType::F16 ? std::ldexp(1.0, -24) : std::ldexp(1.0, -133);
-  int exponent = 0;
-  std::frexp(expected, &exponent);  // expected = f * 2^exponent, 0.5 <= |f| < 1
-  return std::max(std::ldexp(1.0, exponent - 1 - mantissaBits), smallest);
-}
+using fixtures::allOpCases;
+using fixtures::OpCase;
 
 class ReferenceOpTest : public testing::TestWithParam<OpCase> {};
 
@@ -114,45 +27,32 @@ TEST_P(ReferenceOpTest, MatchesNumPy) {
   std::vector<Value*> operands;
   std::vector<Tensor> inputs;
   for (size_t i = 0; i < c.inputs.size(); ++i) {
-    const FixtureTensor& in = c.inputs[i];
+    const fixtures::FixtureTensor& in = c.inputs[i];
     operands.push_back(graph.addInput("in" + std::to_string(i),
                                       TensorType::of(in.dtype, in.shape, Device::cpu())));
-    inputs.push_back(toTensor(in));
+    inputs.push_back(fixtures::toTensor(in));
   }
-  const FixtureTensor& want = c.expected;
+  const fixtures::FixtureTensor& want = c.expected;
   Op* op = graph.appendOp(*kind, operands, "layer",
-                          TensorType::of(want.dtype, want.shape, Device::cpu()), toAttrs(c.attrs));
+                          TensorType::of(want.dtype, want.shape, Device::cpu()),
+                          fixtures::toAttrs(c.attrs));
   std::vector<const Tensor*> pointers;
   for (const Tensor& t : inputs) pointers.push_back(&t);
 
-  Tensor got = evaluateReferenceOp(*op, pointers);
-
-  ASSERT_EQ(got.dtype(), want.dtype);
-  ASSERT_EQ(got.shape(), want.shape);
-  for (int64_t i = 0; i < got.numel(); ++i) {
-    if (isInteger(want.dtype)) {
-      EXPECT_EQ(got.loadInt(i), want.data.at(i).get<int64_t>()) << "element " << i;
-      continue;
-    }
-    double expected = want.data.at(i).get<double>();
-    double actual = got.loadFloat(i);
-    double tolerance = want.dtype == DType::F32 ? 1e-5 * std::max(1.0, std::abs(expected))
-                                                : unitInLastPlace(want.dtype, expected);
-    EXPECT_NEAR(actual, expected, tolerance) << "element " << i;
-  }
+  fixtures::expectMatchesFixture(evaluateReferenceOp(*op, pointers), want);
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, ReferenceOpTest, testing::ValuesIn(allCases()),
+INSTANTIATE_TEST_SUITE_P(Fixtures, ReferenceOpTest, testing::ValuesIn(allOpCases()),
                          [](const testing::TestParamInfo<OpCase>& info) {
                            return info.param.name;
                          });
 
 TEST(ReferenceOpFixtures, FixtureIsPresent) {
   // Every op kind a model can use (everything but param) has at least one case.
-  ASSERT_GE(allCases().size(), 60u) << "tests/fixtures/ops.json is missing or too small";
+  ASSERT_GE(allOpCases().size(), 60u) << "tests/fixtures/ops.json is missing or too small";
   for (std::string_view name : modelOpNames()) {
     bool covered = false;
-    for (const OpCase& c : allCases()) covered = covered || c.op == name;
+    for (const OpCase& c : allOpCases()) covered = covered || c.op == name;
     EXPECT_TRUE(covered) << "no fixture case for op " << name;
   }
 }

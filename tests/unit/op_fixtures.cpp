@@ -1,0 +1,108 @@
+// Reading tests/fixtures/ops.json and comparing results with it (see op_fixtures.h).
+#include "tests/unit/op_fixtures.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <stdexcept>
+
+#include <gtest/gtest.h>
+
+namespace gxc::fixtures {
+namespace {
+
+using nlohmann::json;
+
+FixtureTensor readTensor(const json& j) {
+  auto dtype = parseDType(j.at("dtype").get<std::string>());
+  if (!dtype) throw std::runtime_error("unknown dtype " + j.at("dtype").dump());
+  return {*dtype, j.at("shape").get<Shape>(), j.at("data")};
+}
+
+std::vector<OpCase> loadCases() {
+  std::ifstream file(std::string(GXC_FIXTURE_DIR) + "/ops.json");
+  if (!file) return {};
+  json root = json::parse(file);
+  std::vector<OpCase> cases;
+  for (const json& c : root.at("cases")) {
+    OpCase opCase{c.at("name").get<std::string>(),
+                  c.at("op").get<std::string>(),
+                  c.at("attrs"),
+                  {},
+                  readTensor(c.at("expected"))};
+    for (const json& input : c.at("inputs")) opCase.inputs.push_back(readTensor(input));
+    cases.push_back(std::move(opCase));
+  }
+  return cases;
+}
+
+// One unit in the last place of `expected` in the stored precision (10 or 7 mantissa bits),
+// no finer than the dtype's smallest subnormal.
+double unitInLastPlace(DType dtype, double expected) {
+  int mantissaBits = dtype == DType::F16 ? 10 : 7;
+  double smallest = dtype == DType::F16 ? std::ldexp(1.0, -24) : std::ldexp(1.0, -133);
+  int exponent = 0;
+  std::frexp(expected, &exponent);  // expected = f * 2^exponent, 0.5 <= |f| < 1
+  return std::max(std::ldexp(1.0, exponent - 1 - mantissaBits), smallest);
+}
+
+}  // namespace
+
+void PrintTo(const OpCase& c, std::ostream* out) { *out << c.name; }
+
+const std::vector<OpCase>& allOpCases() {
+  static const std::vector<OpCase> cases = loadCases();
+  return cases;
+}
+
+Attrs toAttrs(const json& j) {
+  Attrs attrs;
+  for (const auto& [name, value] : j.items()) {
+    if (value.is_boolean())
+      attrs.set(name, value.get<bool>());
+    else if (value.is_number_integer())
+      attrs.set(name, value.get<int64_t>());
+    else if (value.is_number_float())
+      attrs.set(name, value.get<double>());
+    else if (value.is_string())
+      attrs.set(name, value.get<std::string>());
+    else if (value.is_array())
+      attrs.set(name, value.get<std::vector<int64_t>>());
+    else
+      throw std::runtime_error("attribute '" + name + "' of unsupported JSON kind");
+  }
+  return attrs;
+}
+
+Tensor toTensor(const FixtureTensor& t) {
+  Tensor tensor(t.dtype, t.shape);
+  for (int64_t i = 0; i < tensor.numel(); ++i) {
+    // Integers are read as integers so that i64 values beyond 2^53 stay exact.
+    if (isInteger(t.dtype))
+      tensor.storeInt(i, t.data.at(i).get<int64_t>());
+    else
+      tensor.storeFloat(i, t.data.at(i).get<float>());
+  }
+  return tensor;
+}
+
+double fixtureTolerance(DType dtype, double expected) {
+  return dtype == DType::F32 ? 1e-5 * std::max(1.0, std::abs(expected))
+                             : unitInLastPlace(dtype, expected);
+}
+
+void expectMatchesFixture(const Tensor& got, const FixtureTensor& want) {
+  ASSERT_EQ(got.dtype(), want.dtype);
+  ASSERT_EQ(got.shape(), want.shape);
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    if (isInteger(want.dtype)) {
+      EXPECT_EQ(got.loadInt(i), want.data.at(i).get<int64_t>()) << "element " << i;
+      continue;
+    }
+    double expected = want.data.at(i).get<double>();
+    EXPECT_NEAR(got.loadFloat(i), expected, fixtureTolerance(want.dtype, expected))
+        << "element " << i;
+  }
+}
+
+}  // namespace gxc::fixtures
