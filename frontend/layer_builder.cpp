@@ -39,7 +39,7 @@ void checkAttrValue(const YamlReader& reader, const YAML::Node& node, const std:
       reader.fail(node, "{}: approximate must be none or tanh, got '{}'", what, text);
   } else if (key == "eps") {
     if (!(std::get<double>(value) >= 0))
-      reader.fail(node, "{}: eps must not be negative", what);
+      reader.fail(node, "{}: eps must not be negative, got {}", what, std::get<double>(value));
   }
 }
 
@@ -66,7 +66,7 @@ void ModelBuilder::readLayers(const YAML::Node& layers, std::optional<Device> sc
     std::string what = fmt::format("group '{}'", group);
     reader_.checkKeys(layer, {"group", "device", "layers"}, what);
     std::optional<Device> inner = scopeDevice;
-    if (layer["device"]) inner = device(layer["device"], "device");
+    if (layer["device"]) inner = device(layer["device"], what);
     YAML::Node children = reader_.required(layer, "layers", what);
     reader_.requireSequence(children, fmt::format("the layers of {}", what));
     readLayers(children, inner);
@@ -74,7 +74,7 @@ void ModelBuilder::readLayers(const YAML::Node& layers, std::optional<Device> sc
 }
 
 Value* ModelBuilder::resolveInput(const YAML::Node& node, const std::string& layer) {
-  std::string name = reader_.name(node, "an input");
+  std::string name = reader_.name(node, fmt::format("layer '{}': an input", layer));
   if (Value* value = graph_->find(name)) return value;
   if (name == layer) reader_.fail(node, "layer '{}' uses itself as an input", layer);
   auto ahead = layerNamesAhead_.find(name);
@@ -119,7 +119,7 @@ Attrs ModelBuilder::layerAttrs(const YAML::Node& layer, OpKind kind, const std::
       reader_.fail(node, "{} must be a list of integers, got {}", attrWhat, nodeKindName(node));
     }
     checkAttrValue(reader_, node, key, value, what);
-    if (key == "device" && kind == OpKind::To) value = device(node, "device").str();
+    if (key == "device" && kind == OpKind::To) value = device(node, what).str();
     attrs.set(key, value);
   }
   return attrs;
@@ -139,6 +139,10 @@ std::vector<Value*> ModelBuilder::createdParams(const YAML::Node& layer, OpKind 
   };
   auto named = [&](const char* what, DType dtype, Shape shape, Attrs init) {
     std::string paramName = name + "." + what;
+    if (!checkedNumel(shape))
+      reader_.fail(layer,
+                   "layer '{}': param '{}' of shape {} has more elements than fit in 64 bits", name,
+                   paramName, shapeString(shape));
     define(paramName, layer);
     return addParam(paramName, TensorType::of(dtype, std::move(shape)), init, loc);
   };
@@ -185,14 +189,16 @@ void ModelBuilder::readLayer(const YAML::Node& layer, std::optional<Device> scop
   YAML::Node opNode = reader_.required(layer, "op", what);
   std::string opText = reader_.scalar(opNode, "op");
   auto kind = parseOpKind(opText);
-  if (!kind || *kind == OpKind::Param)
+  if (!kind || !isModelOp(*kind))
     reader_.fail(opNode, "{}: unknown op '{}' (ops: {})", what, opText,
                  fmt::join(modelOpNames(), ", "));
   std::vector<std::string> allowed = {"name", "op", "inputs", "device"};
   for (const AttrSpec& spec : opSchema(*kind).attrs)
     if (spec.name != "device") allowed.emplace_back(spec.name);
   if (*kind == OpKind::CrossEntropy) allowed.emplace_back("weight");
-  reader_.checkKeys(layer, allowed, fmt::format("{} ({})", what, opText));
+  reader_.checkKeys(layer, allowed, fmt::format("{} layer '{}'", opText, name));
+  for (const AttrSpec& spec : opSchema(*kind).attrs)
+    if (spec.required) reader_.required(layer, std::string(spec.name).c_str(), what);
 
   YAML::Node inputsNode = reader_.required(layer, "inputs", what);
   reader_.requireSequence(inputsNode, fmt::format("the inputs of {}", what));
@@ -209,15 +215,17 @@ void ModelBuilder::readLayer(const YAML::Node& layer, std::optional<Device> scop
   if (*kind == OpKind::To)
     place = *parseDevice(attrs.getString("device", "cpu"));
   else if (layer["device"])
-    place = device(layer["device"], "device");
+    place = device(layer["device"], what);
   else if (scopeDevice)
     place = *scopeDevice;
   else if (defaultDevice_)
     place = *defaultDevice_;
 
+  // Before its params, so that a repeated layer name is reported as such, not as the clash of
+  // the params both layers create.
+  define(name, layer["name"]);
   std::vector<Value*> operands = inputs;
   for (Value* param : createdParams(layer, *kind, name, inputs, attrs)) operands.push_back(param);
-  define(name, layer["name"]);
   Op* op = graph_->appendOp(*kind, operands, name, TensorType{false, DType::F32, {}, place}, attrs,
                             reader_.loc(layer));
   op->result->type = inferResultType(*op);

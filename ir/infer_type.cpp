@@ -290,7 +290,8 @@ TensorType inferResultType(const Op& op) {
       result.shape = embedding(op);
       result.dtype = operandType(op, 1).dtype;
       break;
-    case OpKind::To: result.shape = first.shape; break;
+    case OpKind::To:
+    case OpKind::Copy: result.shape = first.shape; break;
     case OpKind::MseLoss: result.shape = mseLoss(op); break;
     case OpKind::CrossEntropy: result.shape = crossEntropy(op); break;
     default:

@@ -60,6 +60,7 @@ std::vector<OpSchema> buildSchemas() {
   s.push_back({OpKind::To, "to", 1, 1, {{"device", kString, true}}});
   s.push_back({OpKind::MseLoss, "mse_loss", 2, 2, {{"reduction", kString}}});
   s.push_back({OpKind::CrossEntropy, "cross_entropy", 2, 3, {{"reduction", kString}}});
+  s.push_back({OpKind::Copy, "copy", 1, 1, {}});
   for (size_t i = 0; i < s.size(); ++i)
     GXC_CHECK(static_cast<size_t>(s[i].kind) == i, "op schema table out of enum order at {}", i);
   return s;
@@ -85,9 +86,15 @@ std::optional<OpKind> parseOpKind(std::string_view name) {
 std::vector<std::string_view> modelOpNames() {
   std::vector<std::string_view> names;
   for (const OpSchema& schema : schemas())
-    if (schema.kind != OpKind::Param) names.push_back(schema.name);
+    if (isModelOp(schema.kind)) names.push_back(schema.name);
   std::sort(names.begin(), names.end());
   return names;
+}
+
+bool isModelOp(OpKind kind) { return kind != OpKind::Param && kind != OpKind::Copy; }
+
+bool isScheduleAttr(std::string_view name) {
+  return name == "stream" || name == "wait" || name == "record";
 }
 
 bool isElementwiseBinary(OpKind kind) {

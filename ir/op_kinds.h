@@ -38,7 +38,8 @@ namespace gxc {
   X(Embedding, "embedding")             \
   X(To, "to")                           \
   X(MseLoss, "mse_loss")                \
-  X(CrossEntropy, "cross_entropy")
+  X(CrossEntropy, "cross_entropy")      \
+  X(Copy, "copy")
 
 enum class OpKind {
 #define GXC_ENUM(id, name) id,
@@ -67,8 +68,16 @@ struct OpSchema {
 const OpSchema& opSchema(OpKind kind);
 std::string_view opName(OpKind kind);
 std::optional<OpKind> parseOpKind(std::string_view name);
+// Whether a model file may use the op: not `param` (params are declared) nor the ops that
+// only the compiler introduces (`copy`).
+bool isModelOp(OpKind kind);
 // Names of the ops a model file may use, sorted, for "unknown op" messages.
 std::vector<std::string_view> modelOpNames();
+
+// Attributes any op may carry once assign-streams has scheduled it: `stream` (the stream it
+// runs on, "cuda:0.compute"), `wait` (event ids it waits for before it starts) and `record`
+// (the event id it records when it is done).
+bool isScheduleAttr(std::string_view name);
 
 bool isElementwiseBinary(OpKind kind);  // add sub mul div
 bool isElementwiseUnary(OpKind kind);   // relu ... sqrt, gelu

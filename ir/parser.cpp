@@ -173,7 +173,18 @@ void Parser::parseOp() {
   }
   Attrs attrs = parseAttrs();
   expectPunct(":");
+  SourceLoc typeLoc = token_.loc;
   TensorType type = parseType();
+  if (*kind == OpKind::Copy) {  // TYPE @SOURCE -> @DESTINATION
+    expectPunct("->");
+    Token destination = expect(TokenKind::At, "the destination device");
+    auto parsed = parseDevice(destination.text);
+    if (!parsed) fail(destination.loc, "unknown device '@{}'", destination.text);
+    if (operands.size() == 1 && operands[0]->type.device != type.device)
+      fail(typeLoc, "copy from @{} but %{} is on @{}", type.device.str(), operands[0]->name,
+           operands[0]->type.device.str());
+    type.device = *parsed;
+  }
   SourceLoc loc = parseOptionalLoc();
   Op* op = graph_->appendOp(*kind, std::move(operands), result.text, type, std::move(attrs), loc);
   if (auto problem = schemaProblem(*op)) fail(kindToken.loc, "{}", *problem);

@@ -28,7 +28,12 @@ std::string printOp(const Op& op) {
   for (size_t i = 0; i < op.operands.size(); ++i)
     out += fmt::format("{}%{}", i == 0 ? " " : ", ", op.operands[i]->name);
   out += printAttrs(op.attrs);
-  out += " : " + op.result->type.str();
+  // A copy shows where it moves the value from and to.
+  if (op.kind == OpKind::Copy && op.operands.size() == 1)
+    out += fmt::format(" : {} @{} -> @{}", op.result->type.withoutDevice(),
+                       op.operands[0]->type.device.str(), op.result->type.device.str());
+  else
+    out += " : " + op.result->type.str();
   out += printLoc(op.loc);
   return out;
 }

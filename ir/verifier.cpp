@@ -17,6 +17,14 @@ std::optional<std::string> schemaProblem(const Op& op) {
     return fmt::format("{} takes {} operands, got {}", schema.name, expected, count);
   }
   for (const auto& [name, value] : op.attrs.all()) {
+    if (isScheduleAttr(name)) {
+      AttrKind expected = name == "stream" ? AttrKind::String
+                          : name == "wait" ? AttrKind::IntList
+                                           : AttrKind::Int;
+      if (attrKind(value) != expected)
+        return fmt::format("attribute '{}' must be a {}", name, attrKindName(expected));
+      continue;
+    }
     const AttrSpec* spec = nullptr;
     for (const AttrSpec& candidate : schema.attrs)
       if (candidate.name == name) spec = &candidate;

@@ -46,6 +46,7 @@ Tensor evaluateReferenceOp(const Op& op, const std::vector<const Tensor*>& opera
     case OpKind::Concat:
       return concatOp(op, operands);
     case OpKind::To:
+    case OpKind::Copy:
       return copyOp(op, operands);
     case OpKind::Embedding:
       return embeddingOp(op, operands);
