@@ -7,10 +7,11 @@
 
 namespace gxc {
 
+// `what` names the owner of the device: "layer 'h'", "input 'x'", "default_device".
 Device ModelBuilder::device(const YAML::Node& node, std::string_view what) const {
-  std::string text = reader_.scalar(node, what);
+  std::string text = reader_.scalar(node, fmt::format("the device of {}", what));
   auto parsed = parseDevice(text);
-  if (!parsed) reader_.fail(node, "{} '{}' is not a device (cpu, cuda or cuda:N)", what, text);
+  if (!parsed) reader_.fail(node, "{}: unknown device '{}' (cpu, cuda or cuda:N)", what, text);
   return *parsed;
 }
 
@@ -25,7 +26,7 @@ TensorType ModelBuilder::tensorSpec(const YAML::Node& spec, std::string_view wha
   reader_.requireSequence(shapeNode, fmt::format("the shape of {}", what));
   TensorType type = TensorType::of(DType::F32, {});
   for (const YAML::Node& dim : shapeNode) {
-    int64_t size = reader_.integer(dim, "a dimension");
+    int64_t size = reader_.integer(dim, fmt::format("a dimension of {}", what));
     if (size <= 0) reader_.fail(dim, "{}: dimension {} must be positive", what, size);
     type.shape.push_back(size);
   }
@@ -39,7 +40,7 @@ TensorType ModelBuilder::tensorSpec(const YAML::Node& spec, std::string_view wha
       reader_.fail(dtype, "{}: unknown dtype '{}' (f32, f16, bf16, i32, i64)", what, text);
     type.dtype = *parsed;
   }
-  if (YAML::Node place = spec["device"]) type.device = device(place, "device");
+  if (YAML::Node place = spec["device"]) type.device = device(place, what);
   if (initOut && spec["init"]) *initOut = spec["init"];
   return type;
 }
@@ -57,16 +58,20 @@ Attrs ModelBuilder::initAttrs(const YAML::Node& init, std::string_view what) con
   YAML::Node body = init.begin()->second;
   attrs.set("init", kind);
   if (kind == "constant") {
-    attrs.set("value", reader_.number(body, "the constant"));
+    attrs.set("value", reader_.number(body, fmt::format("the constant of {}", what)));
   } else if (kind == "normal" || kind == "uniform") {
     bool normal = kind == "normal";
     reader_.requireMap(body, fmt::format("the {} init of {}", kind, what));
     const char* first = normal ? "mean" : "low";
     const char* second = normal ? "std" : "high";
     reader_.checkKeys(body, {first, second}, fmt::format("the {} init of {}", kind, what));
-    double a = body[first] ? reader_.number(body[first], first) : 0.0;
-    double b = body[second] ? reader_.number(body[second], second) : 1.0;
-    if (normal && b < 0) reader_.fail(body[second], "{}: std must not be negative", what);
+    auto number = [&](const char* key, double absent) {
+      return body[key] ? reader_.number(body[key], fmt::format("{} of {}", key, what)) : absent;
+    };
+    double a = number(first, 0.0);
+    double b = number(second, 1.0);
+    if (normal && b < 0)
+      reader_.fail(body[second], "{}: std must not be negative, got {}", what, b);
     if (!normal && a > b) reader_.fail(body, "{}: uniform low {} is above high {}", what, a, b);
     attrs.set(first, a);
     attrs.set(second, b);
@@ -100,7 +105,8 @@ void ModelBuilder::readParams(const YAML::Node& params) {
     YAML::Node init;
     TensorType type = tensorSpec(entry.second, what, true, &init);
     std::optional<Attrs> initSpec;
-    if (init) initSpec = initAttrs(init, what);
+    // `init` stays a default node, which yaml-cpp counts as defined, when the spec has none.
+    if (entry.second["init"]) initSpec = initAttrs(init, what);
     addParam(name, type, initSpec, reader_.loc(entry.first));
   }
 }

@@ -3,7 +3,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <set>
+#include <map>
 
 #include <fmt/ranges.h>
 
@@ -39,10 +39,12 @@ void YamlReader::checkKeys(const YAML::Node& map, std::initializer_list<std::str
 
 void YamlReader::checkKeys(const YAML::Node& map, const std::vector<std::string>& allowed,
                            std::string_view what) const {
-  std::set<std::string> seen;
+  std::map<std::string, SourceLoc> seen;
   for (const auto& entry : map) {
     std::string key = scalar(entry.first, "a key");
-    if (!seen.insert(key).second) fail(entry.first, "{} has key '{}' twice", what, key);
+    auto [first, inserted] = seen.emplace(key, loc(entry.first));
+    if (!inserted)
+      fail(entry.first, "{} has key '{}' twice (first at line {})", what, key, first->second.line);
     bool known = false;
     for (const std::string& name : allowed) known |= name == key;
     if (!known)
@@ -52,10 +54,12 @@ void YamlReader::checkKeys(const YAML::Node& map, const std::vector<std::string>
 }
 
 void YamlReader::checkUniqueKeys(const YAML::Node& map, std::string_view what) const {
-  std::set<std::string> seen;
+  std::map<std::string, SourceLoc> seen;
   for (const auto& entry : map) {
     std::string key = scalar(entry.first, "a key");
-    if (!seen.insert(key).second) fail(entry.first, "{} has key '{}' twice", what, key);
+    auto [first, inserted] = seen.emplace(key, loc(entry.first));
+    if (!inserted)
+      fail(entry.first, "{} has key '{}' twice (first at line {})", what, key, first->second.line);
   }
 }
 
