@@ -41,6 +41,25 @@ Op* Graph::insertOpBefore(Op* anchor, OpKind kind, std::vector<Value*> operands,
   return raw;
 }
 
+void Graph::eraseOp(Op* op) {
+  GXC_CHECK(users(op->result).empty(), "erasing op '{}' whose result is still used",
+            op->layerName());
+  for (const GraphOutput& output : outputs_)
+    GXC_CHECK(output.value != op->result, "erasing op '{}' whose result is an output",
+              op->layerName());
+  ops_.erase(ops_.begin() + static_cast<std::ptrdiff_t>(opIndex(op)));
+  valuesByName_.erase(op->result->name);
+  // Storage stays until the graph dies, so stale pointers never dangle.
+}
+
+void Graph::replaceAllUsesWith(Value* from, Value* to) {
+  for (Op* op : ops_)
+    for (Value*& operand : op->operands)
+      if (operand == from) operand = to;
+  for (GraphOutput& output : outputs_)
+    if (output.value == from) output.value = to;
+}
+
 void Graph::addOutput(const std::string& name, Value* value) {
   outputs_.push_back({name, value});
 }

@@ -64,6 +64,10 @@ class Graph {
   Op* insertOpBefore(Op* anchor, OpKind kind, std::vector<Value*> operands,
                      const std::string& resultName, TensorType type, Attrs attrs = {},
                      SourceLoc loc = {});
+  // Removes an op whose result nothing uses any more.
+  void eraseOp(Op* op);
+  // Every operand and output that is `from` becomes `to`.
+  void replaceAllUsesWith(Value* from, Value* to);
   void addOutput(const std::string& name, Value* value);
   void setOutputValue(size_t index, Value* value);
 

@@ -1,5 +1,8 @@
 #include "passes/assign_devices.h"
 
+#include <algorithm>
+#include <map>
+
 #include <fmt/ranges.h>
 
 namespace gxc {
@@ -44,6 +47,35 @@ bool setDevice(Value* value, const Device& device) {
   return true;
 }
 
+// Places an unannotated param with its first consumer (or on `fallback` when it has none) and
+// gives every other device that consumes it a replica of its own, named NAME.cudaN.
+bool replicatePerConsumerDevice(Graph& graph, Op* param, const Device& fallback) {
+  std::vector<Op*> users = graph.users(param->result);
+  bool changed = setDevice(param->result, users.empty() ? fallback : users.front()->device());
+  std::map<std::string, Value*> replicas;  // by device
+  for (Op* user : users) {
+    const Device& device = user->device();
+    if (device == param->result->type.device) continue;
+    Value*& replica = replicas[device.str()];
+    if (!replica) {
+      std::string suffix = device.str();
+      suffix.erase(std::remove(suffix.begin(), suffix.end(), ':'), suffix.end());
+      TensorType type = param->result->type;
+      type.device = device;
+      Op* after = graph.ops()[graph.opIndex(param) + 1];
+      replica = graph
+                    .insertOpBefore(after, OpKind::Param, {},
+                                    graph.uniqueName(param->layerName() + "." + suffix), type,
+                                    param->attrs, param->loc)
+                    ->result;
+    }
+    for (Value*& operand : user->operands)
+      if (operand == param->result) operand = replica;
+    changed = true;
+  }
+  return changed;
+}
+
 }  // namespace
 
 bool AssignDevicesPass::run(Graph& graph, const PassContext& context) const {
@@ -59,15 +91,20 @@ bool AssignDevicesPass::run(Graph& graph, const PassContext& context) const {
     std::string what = fmt::format("layer '{}'", op->layerName());
     changed |= setDevice(op->result, placer.resolve(op->result->type.device, what, op->loc));
   }
-  for (Op* op : graph.ops()) {
-    if (op->kind != OpKind::Param) continue;
-    Device requested = op->result->type.device;
-    if (!requested.placed()) {
-      std::vector<Op*> users = graph.users(op->result);
-      if (!users.empty()) requested = users.front()->device();
+  // Params: an annotated one stays where the model put it (insert-copies brings it to other
+  // consumers); an unannotated one is placed with its first consumer and replicated once per
+  // further device that consumes it, as DataParallel replicates a module's weights.
+  std::vector<Op*> params;
+  for (Op* op : graph.ops())
+    if (op->kind == OpKind::Param) params.push_back(op);
+  for (Op* param : params) {
+    std::string what = fmt::format("param '{}'", param->layerName());
+    if (param->result->type.device.placed()) {
+      changed |= setDevice(param->result, placer.resolve(param->result->type.device, what,
+                                                         param->loc));
+      continue;
     }
-    std::string what = fmt::format("param '{}'", op->layerName());
-    changed |= setDevice(op->result, placer.resolve(requested, what, op->loc));
+    changed |= replicatePerConsumerDevice(graph, param, placer.resolve({}, what, param->loc));
   }
   if (placer.fellBackToHost())
     context.emitNote("this run has no GPU: what the model places on cuda runs on the host");

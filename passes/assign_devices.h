@@ -7,8 +7,9 @@
 // Guarantees: every graph input, param and op result sits on a device of the run: `cpu` or
 //   `cuda:i` with i below the run's GPU count.
 //   - an unannotated layer runs on the run's first device;
-//   - an unannotated param goes where its first consumer runs (one placement per param for
-//     now: replication across devices comes with multi-device execution);
+//   - an unannotated param goes where its first consumer runs, and every other device that
+//     consumes it gets a replica (`%W.cuda1 = param {name = "W", ...}`: the same tensor, so
+//     loaded or initialized identically); an annotated param stays on its device;
 //   - on a run with no GPU every cuda:N means the host, said once in a note; with --strict
 //     that fallback is an error naming the layer;
 //   - on a run with GPUs, cuda:N beyond the run's list is an error naming the layer and the

@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include "passes/assign_devices.h"
+#include "passes/assign_streams.h"
 #include "passes/infer_shapes.h"
+#include "passes/insert_copies.h"
 
 namespace gxc {
 namespace {
@@ -21,7 +23,9 @@ std::unique_ptr<Pass> make() {
 // Sorted by name; a test checks that it stays sorted and that each pass reports its name.
 constexpr Registration kPasses[] = {
     {"assign-devices", &make<AssignDevicesPass>},
+    {"assign-streams", &make<AssignStreamsPass>},
     {"infer-shapes", &make<InferShapesPass>},
+    {"insert-copies", &make<InsertCopiesPass>},
 };
 
 }  // namespace

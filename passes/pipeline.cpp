@@ -7,10 +7,15 @@ std::vector<std::string> defaultPipeline() {
   // Types first: placement weighs tensor sizes, and every later pass reads shapes. The
   // frontend already types what it lowers; this re-checks IR that came in as text.
   passes.push_back("infer-shapes");
-  // Then devices, from the annotations and the run's device list. Copies between devices,
-  // transfer batching, layer splitting, fusion, memory planning and streams follow here as
-  // they are built (architecture.md lists their order).
+  // Then devices, from the annotations and the run's device list.
   passes.push_back("assign-devices");
+  // Layer splitting will come here: it needs devices, and creates edges between them.
+  // Every edge between devices becomes an explicit copy, once all placement is final.
+  passes.push_back("insert-copies");
+  // Transfer batching, fusion and memory planning will come here, between the copies they
+  // rewrite and the streams that order the final ops.
+  // Last, streams and events: they order the final list of ops, so nothing may move after.
+  passes.push_back("assign-streams");
   return passes;
 }
 

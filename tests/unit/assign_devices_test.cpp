@@ -60,3 +60,37 @@ TEST(AssignDevicesTest, HostOnlyRunFallsBackOnceWithANote) {
 
 }  // namespace
 }  // namespace gxc
+
+namespace gxc {
+namespace {
+
+TEST(AssignDevicesTest, ReplicatesAnUnannotatedParamOncePerConsumingDevice) {
+  auto graph = parseGraph(R"(graph @g(%x: f32[4,4] @cpu) -> (c) {
+  %w = param {init = "ones", name = "w", seed = 0} : f32[4,4] @?
+  %v = param {init = "ones", name = "v", seed = 0} : f32[4,4] @cuda:0
+  %a = matmul %w, %x : f32[4,4] @cuda:0
+  %b = matmul %w, %a : f32[4,4] @cuda:1
+  %c = matmul %w, %b : f32[4,4] @cuda:1
+  %d = matmul %v, %c : f32[4,4] @cuda:1
+  return %c
+}
+)",
+                          "g.gxir");
+  PassContext context;
+  context.devices = {Device::cuda(0), Device::cuda(1)};
+  EXPECT_TRUE(AssignDevicesPass().run(*graph, context));
+  Value* replica = graph->find("w.cuda1");
+  ASSERT_NE(replica, nullptr);
+  EXPECT_EQ(replica->type.device, Device::cuda(1));
+  EXPECT_EQ(replica->producer->attrs.getString("name", ""), "w");
+  EXPECT_EQ(graph->find("a")->producer->operands[0], graph->find("w"));
+  EXPECT_EQ(graph->find("b")->producer->operands[0], replica);
+  EXPECT_EQ(graph->find("c")->producer->operands[0], replica);  // one replica per device
+  EXPECT_EQ(graph->find("v")->type.device, Device::cuda(0));   // annotated: stays
+  std::string once = printGraph(*graph);
+  EXPECT_FALSE(AssignDevicesPass().run(*graph, context));
+  EXPECT_EQ(printGraph(*graph), once);
+}
+
+}  // namespace
+}  // namespace gxc

@@ -7,7 +7,7 @@
 #include "ir/verifier.h"
 #include "passes/pass_manager.h"
 #include "passes/pass_registry.h"
-#include "tools/driver/compile_session.h"
+#include "tools/driver/device_list.h"
 #include "tools/driver/error_handling.h"
 #include "tools/driver/gxc_cli.h"
 
@@ -21,7 +21,8 @@ int gxcOptMain(int argc, const char* const* argv, std::ostream& out, std::ostrea
     app.add_option("file", path, "a .gxir file, or - for stdin")->required();
     app.add_option("-p,--passes", passList, "PASS[,PASS...]: " + fmt::format("{}", fmt::join(
                                                                     registeredPassNames(), ", ")));
-    app.add_option("--devices", devices, "the run's devices, as gxc's --devices (default cpu)");
+    // Passes need only the list of devices, not a platform: any GPU indices are accepted.
+    app.add_option("--devices", devices, "the run's devices: cpu (default) or 0,1,...");
     app.add_flag("--strict", strict, "as gxc's --strict");
     try {
       app.parse(argc, argv);
@@ -33,7 +34,7 @@ int gxcOptMain(int argc, const char* const* argv, std::ostream& out, std::ostrea
     std::vector<std::string> passes = passList.empty() ? std::vector<std::string>{}
                                                        : parsePassList(passList);
     PassContext context;
-    context.devices = parseDeviceList(devices, err);
+    context.devices = parseDevicesOption(devices).devices();
     context.strict = strict;
     context.note = [&err](const std::string& text) { err << "gxc-opt: note: " << text << "\n"; };
     std::unique_ptr<Graph> graph;

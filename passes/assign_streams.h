@@ -1,0 +1,34 @@
+// assign-streams: every op gets a stream, and events order work across streams.
+//
+// Terms: a *stream* runs its ops in IR order; streams run concurrently with each other. Each
+// device has a `compute` stream and one copy stream per direction: `h2d` (host to this
+// device), `d2h` (this device to the host) and `d2d` (another device to this one); the host
+// has `cpu.compute`. An *event* is recorded by an op when it finishes (`record = N`) and
+// waited for by an op before it starts (`wait = [N]`).
+//
+// Phases: (1) each op's stream follows from its device and, for copies, the direction;
+// (2) walking the ops in order with a vector clock per stream (how far into every other
+// stream it is already ordered after), an op waits for a producer on another stream only
+// when its stream is not already ordered after that producer, directly or through another
+// event. So events appear only where a dependency crosses streams, and none is redundant.
+//
+// Requires: every operand on its op's device (after insert-copies).
+// Guarantees: every op but params has `stream`; the waits order every producer before its
+//   consumers; event ids are numbered from 0 in the order they are first needed.
+// Idempotent: yes (it recomputes the schedule from scratch and changes nothing if equal).
+#pragma once
+
+#include "passes/pass.h"
+
+namespace gxc {
+
+class AssignStreamsPass : public Pass {
+ public:
+  std::string_view name() const override { return "assign-streams"; }
+  bool run(Graph& graph, const PassContext& context) const override;
+};
+
+// The stream an op runs on: "cuda:0.compute", "cuda:1.d2d", "cpu.compute", ...
+std::string streamOf(const Op& op);
+
+}  // namespace gxc
