@@ -16,9 +16,12 @@ std::pair<int, int> modelInputCount(OpKind kind, bool hasScalar) {
   switch (kind) {
     case OpKind::Matmul:
     case OpKind::MseLoss:
-    case OpKind::CrossEntropy: return {2, 2};
-    case OpKind::Concat: return {1, -1};
-    default: return {1, 1};
+    case OpKind::CrossEntropy:
+      return {2, 2};
+    case OpKind::Concat:
+      return {1, -1};
+    default:
+      return {1, 1};
   }
 }
 

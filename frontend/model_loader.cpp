@@ -143,15 +143,16 @@ void ModelBuilder::define(const std::string& name, const YAML::Node& node) {
 
 std::unique_ptr<Graph> ModelBuilder::build(const YAML::Node& root) {
   reader_.requireMap(root, "a model file");
-  reader_.checkKeys(root, {"gxc", "name", "seed", "weights", "default_device", "inputs", "params",
-                           "layers", "outputs"},
-                    "the model");
+  reader_.checkKeys(
+      root,
+      {"gxc", "name", "seed", "weights", "default_device", "inputs", "params", "layers", "outputs"},
+      "the model");
   YAML::Node version = reader_.required(root, "gxc", "a model file");
   if (reader_.scalar(version, "the format version") != "1")
     reader_.fail(version, "unsupported format version '{}' (this gxc reads version 1)",
                  version.Scalar());
-  graph_ = std::make_unique<Graph>(reader_.name(reader_.required(root, "name", "the model"),
-                                                "the model name"));
+  graph_ = std::make_unique<Graph>(
+      reader_.name(reader_.required(root, "name", "the model"), "the model name"));
   if (root["seed"]) {
     seed_ = reader_.integer(root["seed"], "seed");
     if (seed_ < 0) reader_.fail(root["seed"], "seed must not be negative, got {}", seed_);

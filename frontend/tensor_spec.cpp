@@ -51,7 +51,8 @@ Attrs ModelBuilder::initAttrs(const YAML::Node& init, std::string_view what) con
     attrs.set("init", init.Scalar());
     return attrs;
   }
-  const char* expected = "zeros, ones, {constant: V}, {normal: {mean, std}} or {uniform: {low, high}}";
+  const char* expected =
+      "zeros, ones, {constant: V}, {normal: {mean, std}} or {uniform: {low, high}}";
   if (!init.IsMap() || init.size() != 1)
     reader_.fail(init, "{}: init must be one of {}", what, expected);
   std::string kind = reader_.scalar(init.begin()->first, "an init");

@@ -11,10 +11,14 @@ namespace gxc {
 
 const char* nodeKindName(const YAML::Node& node) {
   switch (node.Type()) {
-    case YAML::NodeType::Map: return "a map";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Scalar: return "a scalar";
-    default: return "nothing";
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Scalar:
+      return "a scalar";
+    default:
+      return "nothing";
   }
 }
 
@@ -112,7 +116,8 @@ bool YamlReader::boolean(const YAML::Node& node, std::string_view what) const {
 
 std::string YamlReader::name(const YAML::Node& node, std::string_view what) const {
   std::string text = scalar(node, what);
-  bool valid = !text.empty() && (std::isalpha(static_cast<unsigned char>(text[0])) || text[0] == '_');
+  bool valid =
+      !text.empty() && (std::isalpha(static_cast<unsigned char>(text[0])) || text[0] == '_');
   for (char c : text)
     valid &= std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
   if (!valid) fail(node, "{} '{}' is not a valid name ([A-Za-z_][A-Za-z0-9_.-]*)", what, text);

@@ -13,11 +13,16 @@ AttrKind attrKind(const AttrValue& value) { return static_cast<AttrKind>(value.i
 
 const char* attrKindName(AttrKind kind) {
   switch (kind) {
-    case AttrKind::Bool: return "bool";
-    case AttrKind::Int: return "int";
-    case AttrKind::Float: return "float";
-    case AttrKind::String: return "string";
-    case AttrKind::IntList: return "int list";
+    case AttrKind::Bool:
+      return "bool";
+    case AttrKind::Int:
+      return "int";
+    case AttrKind::Float:
+      return "float";
+    case AttrKind::String:
+      return "string";
+    case AttrKind::IntList:
+      return "int list";
   }
   return "?";
 }

@@ -3,17 +3,22 @@
 namespace gxc {
 
 Error::Error(ErrorKind kind, SourceLoc loc, std::string message)
-    : std::runtime_error(message), kind_(kind), loc_(std::move(loc)), message_(std::move(message)) {}
+    : std::runtime_error(message),
+      kind_(kind),
+      loc_(std::move(loc)),
+      message_(std::move(message)) {}
 
 std::string formatError(const Error& error) {
   const SourceLoc& loc = error.loc();
-  if (loc.known()) return fmt::format("{}:{}:{}: error: {}", loc.file, loc.line, loc.col, error.message());
+  if (loc.known())
+    return fmt::format("{}:{}:{}: error: {}", loc.file, loc.line, loc.col, error.message());
   if (!loc.file.empty()) return fmt::format("{}: error: {}", loc.file, error.message());
   return fmt::format("gxc: error: {}", error.message());
 }
 
 void internalError(const char* file, int line, const std::string& what) {
-  throw InternalError(fmt::format("internal error at {}:{}: {} (this is a gxc bug)", file, line, what));
+  throw InternalError(
+      fmt::format("internal error at {}:{}: {} (this is a gxc bug)", file, line, what));
 }
 
 }  // namespace gxc

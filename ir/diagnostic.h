@@ -69,7 +69,7 @@ class InternalError : public std::logic_error {
 
 }  // namespace gxc
 
-#define GXC_CHECK(cond, ...)                                                          \
-  do {                                                                                \
+#define GXC_CHECK(cond, ...)                                                         \
+  do {                                                                               \
     if (!(cond)) ::gxc::internalError(__FILE__, __LINE__, fmt::format(__VA_ARGS__)); \
   } while (0)

@@ -60,9 +60,7 @@ void Graph::replaceAllUsesWith(Value* from, Value* to) {
     if (output.value == from) output.value = to;
 }
 
-void Graph::addOutput(const std::string& name, Value* value) {
-  outputs_.push_back({name, value});
-}
+void Graph::addOutput(const std::string& name, Value* value) { outputs_.push_back({name, value}); }
 
 void Graph::setOutputValue(size_t index, Value* value) { outputs_.at(index).value = value; }
 

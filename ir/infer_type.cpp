@@ -214,8 +214,7 @@ Shape mseLoss(const Op& op) {
   requireFloat(op, pred);
   requireSameDType(op, pred, target);
   if (pred.shape != target.shape)
-    fail(op, "pred {} and target {} differ in shape", pred.withoutDevice(),
-         target.withoutDevice());
+    fail(op, "pred {} and target {} differ in shape", pred.withoutDevice(), target.withoutDevice());
   return lossShape(op, pred.shape);
 }
 
@@ -266,34 +265,57 @@ TensorType inferResultType(const Op& op) {
   result.known = true;
   result.dtype = first.dtype;
   switch (op.kind) {
-    case OpKind::Param: break;
-    case OpKind::Matmul: result.shape = matmul(op); break;
-    case OpKind::Linear: result.shape = linear(op); break;
+    case OpKind::Param:
+      break;
+    case OpKind::Matmul:
+      result.shape = matmul(op);
+      break;
+    case OpKind::Linear:
+      result.shape = linear(op);
+      break;
     case OpKind::Add:
     case OpKind::Sub:
     case OpKind::Mul:
-    case OpKind::Div: result.shape = elementwiseBinary(op); break;
+    case OpKind::Div:
+      result.shape = elementwiseBinary(op);
+      break;
     case OpKind::Softmax:
     case OpKind::LogSoftmax:
       requireFloat(op, first);
       axisOrFail(op, op.attrs.getInt("axis", -1), first);
       result.shape = first.shape;
       break;
-    case OpKind::LayerNorm: result.shape = layerNorm(op); break;
+    case OpKind::LayerNorm:
+      result.shape = layerNorm(op);
+      break;
     case OpKind::Sum:
     case OpKind::Mean:
-    case OpKind::Max: result.shape = reduction(op); break;
-    case OpKind::Reshape: result.shape = reshape(op); break;
-    case OpKind::Transpose: result.shape = transpose(op); break;
-    case OpKind::Concat: result.shape = concat(op); break;
+    case OpKind::Max:
+      result.shape = reduction(op);
+      break;
+    case OpKind::Reshape:
+      result.shape = reshape(op);
+      break;
+    case OpKind::Transpose:
+      result.shape = transpose(op);
+      break;
+    case OpKind::Concat:
+      result.shape = concat(op);
+      break;
     case OpKind::Embedding:
       result.shape = embedding(op);
       result.dtype = operandType(op, 1).dtype;
       break;
     case OpKind::To:
-    case OpKind::Copy: result.shape = first.shape; break;
-    case OpKind::MseLoss: result.shape = mseLoss(op); break;
-    case OpKind::CrossEntropy: result.shape = crossEntropy(op); break;
+    case OpKind::Copy:
+      result.shape = first.shape;
+      break;
+    case OpKind::MseLoss:
+      result.shape = mseLoss(op);
+      break;
+    case OpKind::CrossEntropy:
+      result.shape = crossEntropy(op);
+      break;
     default:
       GXC_CHECK(isElementwiseUnary(op.kind), "no shape rule for op {}", opName(op.kind));
       requireFloat(op, first);

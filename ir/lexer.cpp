@@ -50,7 +50,8 @@ Token Lexer::next() {
     token.kind = c == '%' ? TokenKind::Percent : TokenKind::At;
     advance();
     // Devices read as one token: @cuda:0, @?.
-    while (isNameChar(peek()) || (token.kind == TokenKind::At && (peek() == ':' || peek() == '?'))) {
+    while (isNameChar(peek()) ||
+           (token.kind == TokenKind::At && (peek() == ':' || peek() == '?'))) {
       token.text += peek();
       advance();
     }

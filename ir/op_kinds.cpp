@@ -16,12 +16,17 @@ constexpr AttrKindMask kIntList = maskOf(AttrKind::IntList);
 
 std::vector<OpSchema> buildSchemas() {
   std::vector<OpSchema> s;
-  auto binary = [&](OpKind k, std::string_view n) { s.push_back({k, n, 1, 2, {{"scalar", kFloat}}}); };
+  auto binary = [&](OpKind k, std::string_view n) {
+    s.push_back({k, n, 1, 2, {{"scalar", kFloat}}});
+  };
   auto unary = [&](OpKind k, std::string_view n) { s.push_back({k, n, 1, 1, {}}); };
   auto reduction = [&](OpKind k, std::string_view n) {
     s.push_back({k, n, 1, 1, {{"axis", kInt | kIntList}, {"keepdim", kBool}}});
   };
-  s.push_back({OpKind::Param, "param", 0, 0,
+  s.push_back({OpKind::Param,
+               "param",
+               0,
+               0,
                {{"name", kString, true},
                 {"init", kString, true},
                 {"value", kFloat},
@@ -32,7 +37,10 @@ std::vector<OpSchema> buildSchemas() {
                 {"seed", kInt, true},
                 {"file", kString}}});
   s.push_back({OpKind::Matmul, "matmul", 2, 2, {{"transpose_a", kBool}, {"transpose_b", kBool}}});
-  s.push_back({OpKind::Linear, "linear", 2, 3,
+  s.push_back({OpKind::Linear,
+               "linear",
+               2,
+               3,
                {{"in_features", kInt, true}, {"out_features", kInt, true}, {"bias", kBool}}});
   binary(OpKind::Add, "add");
   binary(OpKind::Sub, "sub");
@@ -55,7 +63,10 @@ std::vector<OpSchema> buildSchemas() {
   s.push_back({OpKind::Reshape, "reshape", 1, 1, {{"shape", kIntList, true}}});
   s.push_back({OpKind::Transpose, "transpose", 1, 1, {{"perm", kIntList}}});
   s.push_back({OpKind::Concat, "concat", 1, -1, {{"axis", kInt}}});
-  s.push_back({OpKind::Embedding, "embedding", 2, 2,
+  s.push_back({OpKind::Embedding,
+               "embedding",
+               2,
+               2,
                {{"num_embeddings", kInt, true}, {"embedding_dim", kInt, true}}});
   s.push_back({OpKind::To, "to", 1, 1, {{"device", kString, true}}});
   s.push_back({OpKind::MseLoss, "mse_loss", 2, 2, {{"reduction", kString}}});
@@ -110,8 +121,10 @@ bool isElementwiseUnary(OpKind kind) {
     case OpKind::Log:
     case OpKind::Neg:
     case OpKind::Sqrt:
-    case OpKind::Gelu: return true;
-    default: return false;
+    case OpKind::Gelu:
+      return true;
+    default:
+      return false;
   }
 }
 

@@ -10,35 +10,35 @@
 
 namespace gxc {
 
-#define GXC_OP_KINDS(X)                 \
-  X(Param, "param")                     \
-  X(Matmul, "matmul")                   \
-  X(Linear, "linear")                   \
-  X(Add, "add")                         \
-  X(Sub, "sub")                         \
-  X(Mul, "mul")                         \
-  X(Div, "div")                         \
-  X(Relu, "relu")                       \
-  X(Sigmoid, "sigmoid")                 \
-  X(Tanh, "tanh")                       \
-  X(Exp, "exp")                         \
-  X(Log, "log")                         \
-  X(Neg, "neg")                         \
-  X(Sqrt, "sqrt")                       \
-  X(Gelu, "gelu")                       \
-  X(Softmax, "softmax")                 \
-  X(LogSoftmax, "log_softmax")          \
-  X(LayerNorm, "layer_norm")            \
-  X(Sum, "sum")                         \
-  X(Mean, "mean")                       \
-  X(Max, "max")                         \
-  X(Reshape, "reshape")                 \
-  X(Transpose, "transpose")             \
-  X(Concat, "concat")                   \
-  X(Embedding, "embedding")             \
-  X(To, "to")                           \
-  X(MseLoss, "mse_loss")                \
-  X(CrossEntropy, "cross_entropy")      \
+#define GXC_OP_KINDS(X)            \
+  X(Param, "param")                \
+  X(Matmul, "matmul")              \
+  X(Linear, "linear")              \
+  X(Add, "add")                    \
+  X(Sub, "sub")                    \
+  X(Mul, "mul")                    \
+  X(Div, "div")                    \
+  X(Relu, "relu")                  \
+  X(Sigmoid, "sigmoid")            \
+  X(Tanh, "tanh")                  \
+  X(Exp, "exp")                    \
+  X(Log, "log")                    \
+  X(Neg, "neg")                    \
+  X(Sqrt, "sqrt")                  \
+  X(Gelu, "gelu")                  \
+  X(Softmax, "softmax")            \
+  X(LogSoftmax, "log_softmax")     \
+  X(LayerNorm, "layer_norm")       \
+  X(Sum, "sum")                    \
+  X(Mean, "mean")                  \
+  X(Max, "max")                    \
+  X(Reshape, "reshape")            \
+  X(Transpose, "transpose")        \
+  X(Concat, "concat")              \
+  X(Embedding, "embedding")        \
+  X(To, "to")                      \
+  X(MseLoss, "mse_loss")           \
+  X(CrossEntropy, "cross_entropy") \
   X(Copy, "copy")
 
 enum class OpKind {

@@ -45,7 +45,8 @@ class Parser {
   }
   int64_t parseInteger(const Token& token) {
     int64_t value = 0;
-    auto [end, ec] = std::from_chars(token.text.data(), token.text.data() + token.text.size(), value);
+    auto [end, ec] =
+        std::from_chars(token.text.data(), token.text.data() + token.text.size(), value);
     if (ec != std::errc() || end != token.text.data() + token.text.size())
       fail(token.loc, "integer '{}' does not fit in 64 bits", token.text);
     return value;
@@ -96,9 +97,12 @@ TensorType Parser::parseType() {
 AttrValue Parser::parseAttrValue() {
   Token token = take();
   switch (token.kind) {
-    case TokenKind::Integer: return parseInteger(token);
-    case TokenKind::Float: return std::stod(token.text);
-    case TokenKind::String: return token.text;
+    case TokenKind::Integer:
+      return parseInteger(token);
+    case TokenKind::Float:
+      return std::stod(token.text);
+    case TokenKind::String:
+      return token.text;
     case TokenKind::Identifier:
       if (token.text == "true" || token.text == "false") return token.text == "true";
       if (token.text == "inf") return INFINITY;
@@ -115,7 +119,8 @@ AttrValue Parser::parseAttrValue() {
         return list;
       }
       break;
-    default: break;
+    default:
+      break;
   }
   if (token.text == "-inf") return -INFINITY;
   fail(token.loc, "expected an attribute value");

@@ -21,9 +21,12 @@ std::string shapeString(const Shape& shape) { return fmt::format("[{}]", fmt::jo
 
 std::string Device::str() const {
   switch (kind) {
-    case Kind::Unplaced: return "?";
-    case Kind::Cpu: return "cpu";
-    case Kind::Cuda: return fmt::format("cuda:{}", index);
+    case Kind::Unplaced:
+      return "?";
+    case Kind::Cpu:
+      return "cpu";
+    case Kind::Cuda:
+      return fmt::format("cuda:{}", index);
   }
   return "?";
 }

@@ -61,8 +61,8 @@ std::vector<std::string> verifyGraph(const Graph& graph) {
     if (op->result->producer != op) problems.push_back(where + ": result does not point back");
     for (const Value* operand : op->operands)
       if (!defined.count(operand))
-        problems.push_back(fmt::format("{}: operand %{} is not defined before it", where,
-                                       operand->name));
+        problems.push_back(
+            fmt::format("{}: operand %{} is not defined before it", where, operand->name));
     if (auto problem = schemaProblem(*op)) problems.push_back(where + ": " + *problem);
     define(op->result);
     if (problems.empty() && op->result->type.known) {

@@ -19,8 +19,9 @@ class Placer {
     int gpus = context_.gpuCount();
     if (gpus == 0) {
       if (context_.strict)
-        modelError(loc, "{} is placed on {} but this run has no GPU (--strict refuses the "
-                        "fallback to the host)",
+        modelError(loc,
+                   "{} is placed on {} but this run has no GPU (--strict refuses the "
+                   "fallback to the host)",
                    what, requested.str());
       fellBackToHost_ = true;
       return Device::cpu();
@@ -100,8 +101,8 @@ bool AssignDevicesPass::run(Graph& graph, const PassContext& context) const {
   for (Op* param : params) {
     std::string what = fmt::format("param '{}'", param->layerName());
     if (param->result->type.device.placed()) {
-      changed |= setDevice(param->result, placer.resolve(param->result->type.device, what,
-                                                         param->loc));
+      changed |=
+          setDevice(param->result, placer.resolve(param->result->type.device, what, param->loc));
       continue;
     }
     changed |= replicatePerConsumerDevice(graph, param, placer.resolve({}, what, param->loc));

@@ -54,8 +54,7 @@ class CopyInserter {
         modelError(op->loc,
                    "layer '{}' runs on {} but its input '{}' is on {} (--strict: move it with "
                    "a `to` layer)",
-                   op->layerName(), op->device().str(), operand->name,
-                   operand->type.device.str());
+                   op->layerName(), op->device().str(), operand->name, operand->type.device.str());
       operand = copyOf(operand, op->device(), op);
     }
   }

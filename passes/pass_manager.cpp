@@ -33,8 +33,7 @@ void PassManager::afterPass(const Graph& graph, const Pass& pass, size_t index) 
   GXC_CHECK(problems.empty(), "IR invalid after pass {}: {}", pass.name(),
             fmt::join(problems, "; "));
 #endif
-  if (options_.irStream &&
-      (options_.printIrAfter == "all" || options_.printIrAfter == pass.name()))
+  if (options_.irStream && (options_.printIrAfter == "all" || options_.printIrAfter == pass.name()))
     *options_.irStream << "// ----- IR after " << pass.name() << " -----\n" << printGraph(graph);
   if (!options_.dumpIrDir.empty()) {
     auto path = std::filesystem::path(options_.dumpIrDir) /

@@ -49,9 +49,8 @@ Tensor materializeParam(const Op& param, WeightFiles& files) {
   if (init == "file") {
     Tensor loaded = files.get(attrs.getString("file", "")).read(name);
     if (loaded.dtype() != type.dtype || loaded.shape() != type.shape)
-      modelError(param.loc, "param '{}': the weights file now has {}{}, the model expects {}",
-                 name, dtypeName(loaded.dtype()), shapeString(loaded.shape()),
-                 type.withoutDevice());
+      modelError(param.loc, "param '{}': the weights file now has {}{}, the model expects {}", name,
+                 dtypeName(loaded.dtype()), shapeString(loaded.shape()), type.withoutDevice());
     return loaded;
   }
   Tensor tensor(type.dtype, type.shape);

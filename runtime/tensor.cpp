@@ -16,22 +16,37 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
 
 float Tensor::loadFloat(int64_t i) const {
   switch (dtype_) {
-    case DType::F32: return as<float>()[i];
-    case DType::F16: return halfToFloat(as<uint16_t>()[i]);
-    case DType::BF16: return bfloat16ToFloat(as<uint16_t>()[i]);
-    case DType::I32: return static_cast<float>(as<int32_t>()[i]);
-    case DType::I64: return static_cast<float>(as<int64_t>()[i]);
+    case DType::F32:
+      return as<float>()[i];
+    case DType::F16:
+      return halfToFloat(as<uint16_t>()[i]);
+    case DType::BF16:
+      return bfloat16ToFloat(as<uint16_t>()[i]);
+    case DType::I32:
+      return static_cast<float>(as<int32_t>()[i]);
+    case DType::I64:
+      return static_cast<float>(as<int64_t>()[i]);
   }
   return 0;
 }
 
 void Tensor::storeFloat(int64_t i, float value) {
   switch (dtype_) {
-    case DType::F32: as<float>()[i] = value; return;
-    case DType::F16: as<uint16_t>()[i] = floatToHalf(value); return;
-    case DType::BF16: as<uint16_t>()[i] = floatToBFloat16(value); return;
-    case DType::I32: as<int32_t>()[i] = static_cast<int32_t>(value); return;
-    case DType::I64: as<int64_t>()[i] = static_cast<int64_t>(value); return;
+    case DType::F32:
+      as<float>()[i] = value;
+      return;
+    case DType::F16:
+      as<uint16_t>()[i] = floatToHalf(value);
+      return;
+    case DType::BF16:
+      as<uint16_t>()[i] = floatToBFloat16(value);
+      return;
+    case DType::I32:
+      as<int32_t>()[i] = static_cast<int32_t>(value);
+      return;
+    case DType::I64:
+      as<int64_t>()[i] = static_cast<int64_t>(value);
+      return;
   }
 }
 

@@ -86,7 +86,7 @@ TEST(AssignDevicesTest, ReplicatesAnUnannotatedParamOncePerConsumingDevice) {
   EXPECT_EQ(graph->find("a")->producer->operands[0], graph->find("w"));
   EXPECT_EQ(graph->find("b")->producer->operands[0], replica);
   EXPECT_EQ(graph->find("c")->producer->operands[0], replica);  // one replica per device
-  EXPECT_EQ(graph->find("v")->type.device, Device::cuda(0));   // annotated: stays
+  EXPECT_EQ(graph->find("v")->type.device, Device::cuda(0));    // annotated: stays
   std::string once = printGraph(*graph);
   EXPECT_FALSE(AssignDevicesPass().run(*graph, context));
   EXPECT_EQ(printGraph(*graph), once);

@@ -22,8 +22,9 @@ TEST(IrTextTest, RoundTripsEveryAttributeKindAndEscapes) {
   Attrs sumAttrs;
   sumAttrs.set("axis", std::vector<int64_t>{0, -1});
   sumAttrs.set("keepdim", true);
-  Op* sum = graph.appendOp(OpKind::Sum, {x}, "s", TensorType{false, DType::F32, {}, Device::cuda(2)},
-                           sumAttrs, {"m.yaml", 10, 2});
+  Op* sum =
+      graph.appendOp(OpKind::Sum, {x}, "s", TensorType{false, DType::F32, {}, Device::cuda(2)},
+                     sumAttrs, {"m.yaml", 10, 2});
   Attrs scale;
   scale.set("scalar", 1e-300);
   graph.appendOp(OpKind::Mul, {sum->result}, "m-1", TensorType{}, scale);

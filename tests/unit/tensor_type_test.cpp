@@ -31,9 +31,9 @@ TEST(TensorTypeTest, NumelOverflowIsDetected) {
 TEST(HalfTest, RoundsToNearestEven) {
   EXPECT_EQ(floatToHalf(1.0f), 0x3c00);
   EXPECT_EQ(floatToHalf(65504.0f), 0x7bff);
-  EXPECT_EQ(floatToHalf(65520.0f), 0x7c00);  // rounds to infinity
+  EXPECT_EQ(floatToHalf(65520.0f), 0x7c00);                // rounds to infinity
   EXPECT_EQ(floatToHalf(5.960464477539063e-08f), 0x0001);  // smallest subnormal
-  EXPECT_EQ(floatToHalf(1.0f + 1.0f / 2048), 0x3c00);       // tie to even
+  EXPECT_EQ(floatToHalf(1.0f + 1.0f / 2048), 0x3c00);      // tie to even
   EXPECT_EQ(floatToHalf(-2.0f), 0xc000);
   EXPECT_FLOAT_EQ(halfToFloat(0x3555), 0.333251953125f);
   EXPECT_FLOAT_EQ(halfToFloat(0x0001), 5.960464477539063e-08f);

@@ -11,9 +11,10 @@ std::vector<Device> parseDeviceList(const std::string& text, std::ostream& notes
     return {Device::cpu()};
   }
   if (text == "cpu") return {Device::cpu()};
-  usageError("--devices {}: this gxc runs on the host only (--devices cpu); GPU and virtual-GPU "
-             "platforms are not built yet",
-             text);
+  usageError(
+      "--devices {}: this gxc runs on the host only (--devices cpu); GPU and virtual-GPU "
+      "platforms are not built yet",
+      text);
 }
 
 CompiledModel compileModel(const CompileOptions& options, std::ostream& notes) {

@@ -33,4 +33,56 @@ DeviceList parseDevicesOption(const std::string& text) {
   return list;
 }
 
+SimGpusOption parseSimGpusOption(const std::string& text) {
+  auto fail = [&]() -> SimGpusOption {
+    usageError("--sim-gpus {}: expected N[:MEM] with N from 1 to 64 and MEM such as 16GiB", text);
+  };
+  SimGpusOption option;
+  size_t colon = text.find(':');
+  std::string_view count(text.data(), colon == std::string::npos ? text.size() : colon);
+  auto [end, ec] = std::from_chars(count.data(), count.data() + count.size(), option.count);
+  if (count.empty() || ec != std::errc() || end != count.data() + count.size() ||
+      option.count < 1 || option.count > 64)
+    return fail();
+  if (colon == std::string::npos) return option;
+  std::string_view memory(text.data() + colon + 1, text.size() - colon - 1);
+  int64_t amount = 0;
+  auto [unitStart, memoryEc] =
+      std::from_chars(memory.data(), memory.data() + memory.size(), amount);
+  std::string_view unit(unitStart, static_cast<size_t>(memory.data() + memory.size() - unitStart));
+  int shift = unit == "B" ? 0 : unit == "KiB" ? 10 : unit == "MiB" ? 20 : unit == "GiB" ? 30 : -1;
+  if (memoryEc != std::errc() || amount <= 0 || shift < 0 || amount > (int64_t{1} << (62 - shift)))
+    return fail();
+  option.memoryBytes = amount << shift;
+  return option;
+}
+
+DeviceList resolveRunDevices(const std::string& devicesText, const SimGpusOption& sim,
+                             std::ostream& notes) {
+  if (!sim.enabled()) {
+    if (devicesText.empty()) {
+      notes << "gxc: note: no GPU found; running on the host (--devices cpu)\n";
+      return {};
+    }
+    DeviceList list = parseDevicesOption(devicesText);
+    if (!list.hostOnly())
+      usageError(
+          "--devices {}: no GPU platform in this build (the cuda platform is not built "
+          "yet); use --sim-gpus N for virtual GPUs, or --devices cpu",
+          devicesText);
+    return list;
+  }
+  if (devicesText.empty()) {
+    DeviceList all;
+    for (int i = 0; i < sim.count; ++i) all.gpuIds.push_back(i);
+    return all;
+  }
+  DeviceList list = parseDevicesOption(devicesText);
+  for (int id : list.gpuIds)
+    if (id >= sim.count)
+      usageError("--devices {}: there is no GPU {}; --sim-gpus {} makes GPUs 0 to {}", devicesText,
+                 id, sim.count, sim.count - 1);
+  return list;
+}
+
 }  // namespace gxc

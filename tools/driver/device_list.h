@@ -2,6 +2,8 @@
 // list becomes cuda:i in the model, so one model file runs on any set of GPUs.
 #pragma once
 
+#include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -19,5 +21,20 @@ struct DeviceList {
 
 // A usage error for anything but `cpu` or distinct non-negative indices `0,1,...`.
 DeviceList parseDevicesOption(const std::string& text);
+
+// --sim-gpus N[:MEM]: N virtual GPUs, each with MEM of memory (units B, KiB, MiB, GiB).
+struct SimGpusOption {
+  int count = 0;  // 0: no virtual GPUs
+  int64_t memoryBytes = int64_t{80} << 30;
+  bool enabled() const { return count > 0; }
+};
+
+SimGpusOption parseSimGpusOption(const std::string& text);
+
+// The run's devices from --devices and --sim-gpus together: with virtual GPUs, the default is
+// all of them and every index must name one; without, the host (with a note on `notes` when
+// --devices was not given), since this build has no real GPU platform yet.
+DeviceList resolveRunDevices(const std::string& devicesText, const SimGpusOption& sim,
+                             std::ostream& notes);
 
 }  // namespace gxc

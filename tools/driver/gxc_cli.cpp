@@ -1,8 +1,8 @@
 #include "tools/driver/gxc_cli.h"
 
+#include <unistd.h>
 #include <fstream>
 #include <iostream>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 

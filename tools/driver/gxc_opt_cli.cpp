@@ -19,8 +19,8 @@ int gxcOptMain(int argc, const char* const* argv, std::ostream& out, std::ostrea
     std::string path, passList, devices = "cpu";
     bool strict = false;
     app.add_option("file", path, "a .gxir file, or - for stdin")->required();
-    app.add_option("-p,--passes", passList, "PASS[,PASS...]: " + fmt::format("{}", fmt::join(
-                                                                    registeredPassNames(), ", ")));
+    app.add_option("-p,--passes", passList,
+                   "PASS[,PASS...]: " + fmt::format("{}", fmt::join(registeredPassNames(), ", ")));
     // Passes need only the list of devices, not a platform: any GPU indices are accepted.
     app.add_option("--devices", devices, "the run's devices: cpu (default) or 0,1,...");
     app.add_flag("--strict", strict, "as gxc's --strict");
@@ -31,15 +31,16 @@ int gxcOptMain(int argc, const char* const* argv, std::ostream& out, std::ostrea
       return 0;
     }
     // Check every pass name before reading anything: a typo is a usage error, status 2.
-    std::vector<std::string> passes = passList.empty() ? std::vector<std::string>{}
-                                                       : parsePassList(passList);
+    std::vector<std::string> passes =
+        passList.empty() ? std::vector<std::string>{} : parsePassList(passList);
     PassContext context;
     context.devices = parseDevicesOption(devices).devices();
     context.strict = strict;
     context.note = [&err](const std::string& text) { err << "gxc-opt: note: " << text << "\n"; };
     std::unique_ptr<Graph> graph;
     if (path == "-") {
-      std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+      std::string text((std::istreambuf_iterator<char>(std::cin)),
+                       std::istreambuf_iterator<char>());
       graph = parseGraph(text, "<stdin>");
     } else {
       graph = parseGraphFile(path);

@@ -17,7 +17,8 @@
 namespace gxc {
 namespace {
 
-std::map<std::string, Tensor> bindInputs(const Graph& graph, const std::vector<std::string>& specs) {
+std::map<std::string, Tensor> bindInputs(const Graph& graph,
+                                         const std::vector<std::string>& specs) {
   std::map<std::string, std::string> files;
   for (const std::string& spec : specs) {
     size_t eq = spec.find('=');
@@ -85,20 +86,19 @@ nlohmann::json reportJson(const RunOptions& options, const Graph& graph, const H
   // One device in this build; the copy counters are there so reports keep one shape when
   // multi-device runs fill them.
   report["devices"] = nlohmann::json::array({{{"device", "cpu"},
-                                               {"time_ms", stats.milliseconds},
-                                               {"peak_allocated_bytes", stats.peakBytes},
-                                               {"peak_reserved_bytes", stats.peakBytes},
-                                               {"bytes_copied_in", 0},
-                                               {"bytes_copied_out", 0},
-                                               {"copies", 0}}});
+                                              {"time_ms", stats.milliseconds},
+                                              {"peak_allocated_bytes", stats.peakBytes},
+                                              {"peak_reserved_bytes", stats.peakBytes},
+                                              {"bytes_copied_in", 0},
+                                              {"bytes_copied_out", 0},
+                                              {"copies", 0}}});
   for (const auto& [name, tensor] : outputs)
     report["outputs"][name] = {{"dtype", dtypeName(tensor.dtype())}, {"shape", tensor.shape()}};
   if (!iterationMs.empty()) {
     std::vector<double> sorted = iterationMs;
     std::sort(sorted.begin(), sorted.end());
-    report["iteration_ms"] = {{"p50", sorted[sorted.size() / 2]},
-                              {"min", sorted.front()},
-                              {"iterations", sorted.size()}};
+    report["iteration_ms"] = {
+        {"p50", sorted[sorted.size() / 2]}, {"min", sorted.front()}, {"iterations", sorted.size()}};
   }
   return report;
 }
