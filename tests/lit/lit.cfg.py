@@ -9,12 +9,14 @@ import lit.formats
 config.name = "gxc"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".gxir", ".yaml", ".test"]
-config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py", "expect_exit.py"]
+config.excludes = ["Inputs", "tools", "lit.cfg.py", "lit.site.cfg.py", "expect_exit.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.gxc_binary_dir, "tests", "lit")
 
 config.substitutions.append(
     ("%expect-exit", f"{sys.executable} {os.path.join(config.test_source_root, 'expect_exit.py')}"))
+config.substitutions.append(("%python", sys.executable))
+config.substitutions.append(("%tools", os.path.join(config.test_source_root, "tools")))
 config.substitutions.append(("%models", os.path.join(config.gxc_source_dir, "models")))
 config.environment["PATH"] = os.pathsep.join(
     [config.gxc_binary_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])

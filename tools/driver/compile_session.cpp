@@ -4,26 +4,14 @@
 
 namespace gxc {
 
-std::vector<Device> parseDeviceList(const std::string& text, std::ostream& notes) {
-  if (text.empty()) {
-    // No GPU platform is built yet, so "every GPU" is none.
-    notes << "gxc: note: no GPU found; running on the host (--devices cpu)\n";
-    return {Device::cpu()};
-  }
-  if (text == "cpu") return {Device::cpu()};
-  usageError(
-      "--devices {}: this gxc runs on the host only (--devices cpu); GPU and virtual-GPU "
-      "platforms are not built yet",
-      text);
-}
-
 CompiledModel compileModel(const CompileOptions& options, std::ostream& notes) {
   CompiledModel compiled;
-  compiled.context.devices = parseDeviceList(options.devices, notes);
-  compiled.context.strict = options.strict;
-  compiled.context.note = [&notes](const std::string& text) {
-    notes << "gxc: note: " << text << "\n";
-  };
+  if (!options.simGpus.empty()) compiled.sim = parseSimGpusOption(options.simGpus);
+  compiled.devices = resolveRunDevices(options.devices, compiled.sim, notes);
+  PassContext context;
+  context.devices = compiled.devices.devices();
+  context.strict = options.strict;
+  context.note = [&notes](const std::string& text) { notes << "gxc: note: " << text << "\n"; };
   ModelOptions modelOptions;
   modelOptions.weightsPath = options.weightsPath;
   compiled.graph = loadModel(options.modelPath, modelOptions);
@@ -31,8 +19,7 @@ CompiledModel compileModel(const CompileOptions& options, std::ostream& notes) {
   if (!passOptions.irStream) passOptions.irStream = &notes;  // IR dumps and timings: stderr
   PassManager manager(passOptions);
   for (const std::string& pass : defaultPipeline()) manager.add(pass);
-  manager.run(*compiled.graph, compiled.context);
-  compiled.context.note = nullptr;  // it refers to `notes`, which the caller owns
+  manager.run(*compiled.graph, context);
   return compiled;
 }
 

@@ -5,17 +5,18 @@
 #include <memory>
 #include <ostream>
 #include <string>
-#include <vector>
 
 #include "frontend/model_loader.h"
 #include "passes/pass.h"
 #include "passes/pass_manager.h"
+#include "tools/driver/device_list.h"
 
 namespace gxc {
 
 struct CompileOptions {
   std::string modelPath;
   std::string devices;  // the --devices text; empty: every GPU, or cpu where there is none
+  std::string simGpus;  // the --sim-gpus text; empty: no virtual GPUs
   bool strict = false;
   std::string weightsPath;
   PassManagerOptions passes;  // --print-ir-after, --dump-ir, --time-passes
@@ -23,11 +24,9 @@ struct CompileOptions {
 
 struct CompiledModel {
   std::unique_ptr<Graph> graph;
-  PassContext context;
+  DeviceList devices;  // host only, or the GPUs behind cuda:0, cuda:1, ...
+  SimGpusOption sim;   // the virtual GPUs, when the run has them
 };
-
-// Parses the --devices text against the platforms this build has.
-std::vector<Device> parseDeviceList(const std::string& text, std::ostream& notes);
 
 CompiledModel compileModel(const CompileOptions& options, std::ostream& notes);
 

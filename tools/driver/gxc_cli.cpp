@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "ir/printer.h"
+#include "runtime/caching_allocator.h"
 #include "tools/driver/error_handling.h"
 #include "tools/driver/run_command.h"
 
@@ -16,28 +17,24 @@ namespace {
 // Options of cli.md that belong to capabilities not built yet: accepted by the parser so the
 // user gets a precise refusal instead of "unknown option", and never silently ignored.
 struct LaterOptions {
-  std::string simGpus, placement = "manual", trace, arch;
+  std::string placement = "manual", arch;
   int microbatches = 0;
   bool explain = false;
 
   void add(CLI::App& command) {
-    command.add_option("--sim-gpus", simGpus, "N[:MEM] virtual GPUs (not built yet)");
     command.add_option("--placement", placement, "manual | auto | data-parallel | pipeline");
     command.add_option("--microbatches", microbatches, "micro-batches for pipeline placement");
-    command.add_option("--trace", trace, "Chrome trace of every stream (not built yet)");
     command.add_flag("--explain", explain, "the device chosen for every layer, and why");
     command.add_option("--arch", arch, "GPU architecture for generated code (not built yet)");
   }
 
   void refuseUnbuilt() const {
-    if (!simGpus.empty()) usageError("--sim-gpus: virtual GPUs are not built yet");
     if (placement != "manual") {
       if (placement != "auto" && placement != "data-parallel" && placement != "pipeline")
         usageError("--placement {}: expected manual, auto, data-parallel or pipeline", placement);
       usageError("--placement {}: only manual placement is built so far", placement);
     }
     if (microbatches != 0) usageError("--microbatches: pipeline placement is not built yet");
-    if (!trace.empty()) usageError("--trace: stream traces are not built yet");
     if (explain) usageError("--explain: placement explanations are not built yet");
     if (!arch.empty()) usageError("--arch: GPU code generation is not built yet");
   }
@@ -46,6 +43,7 @@ struct LaterOptions {
 void addCompileOptions(CLI::App& command, CompileOptions& options) {
   command.add_option("model", options.modelPath, "the model file (YAML)")->required();
   command.add_option("--devices", options.devices, "cpu, or GPU indices 0,1,...");
+  command.add_option("--sim-gpus", options.simGpus, "N[:MEM] virtual GPUs (MEM default 80GiB)");
   command.add_flag("--strict", options.strict, "refuse device edges the model did not ask for");
   command.add_option("--weights", options.weightsPath, "safetensors file; overrides weights:");
   command.add_option("--print-ir-after", options.passes.printIrAfter, "PASS or all (to stderr)");
@@ -73,12 +71,19 @@ int compileCommand(const CompileOptions& options, const std::string& emit,
   return 0;
 }
 
-int devicesCommand(std::ostream& out) {
+int devicesCommand(const std::string& simGpus, std::ostream& out) {
   long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
   double gib = static_cast<double>(pages) * static_cast<double>(pageSize) / (1ull << 30);
-  out << fmt::format("{:<6} {:<8} {:>12} {}\n", "index", "name", "memory", "compute capability");
-  out << fmt::format("{:<6} {:<8} {:>12} {}\n", "cpu", "host", fmt::format("{:.1f} GiB", gib), "-");
-  out << "no GPU found\n";
+  std::string row = "{:<6} {:<16} {:>12} {}\n";
+  out << fmt::format(fmt::runtime(row), "index", "name", "memory", "compute capability");
+  out << fmt::format(fmt::runtime(row), "cpu", "host", fmt::format("{:.1f} GiB", gib), "-");
+  if (simGpus.empty()) {
+    out << "no GPU found (the cuda platform is not built yet; --sim-gpus N for virtual GPUs)\n";
+    return 0;
+  }
+  SimGpusOption sim = parseSimGpusOption(simGpus);
+  for (int i = 0; i < sim.count; ++i)
+    out << fmt::format(fmt::runtime(row), i, "sim H100 SXM", formatBytes(sim.memoryBytes), "9.0");
   return 0;
 }
 
@@ -98,6 +103,7 @@ int gxcMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     runCommand->add_option("--iterations", run.iterations, "timed runs after one warm-up")
         ->check(CLI::Range(1, 1000000000));
     runCommand->add_option("--report", run.reportPath, "run summary as JSON");
+    runCommand->add_option("--trace", run.tracePath, "Chrome trace of every stream (JSON)");
 
     CompileOptions compile;
     LaterOptions compileLater;
@@ -110,7 +116,7 @@ int gxcMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
 
     std::string simGpus;
     CLI::App* devices = app.add_subcommand("devices", "list devices");
-    devices->add_option("--sim-gpus", simGpus, "N[:MEM] virtual GPUs (not built yet)");
+    devices->add_option("--sim-gpus", simGpus, "N[:MEM] virtual GPUs");
 
     try {
       app.parse(argc, argv);
@@ -126,8 +132,7 @@ int gxcMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       compileLater.refuseUnbuilt();
       return compileCommand(compile, emit, outPath, out, err);
     }
-    if (!simGpus.empty()) usageError("--sim-gpus: virtual GPUs are not built yet");
-    return devicesCommand(out);
+    return devicesCommand(simGpus, out);
   });
 }
 

@@ -12,6 +12,8 @@
 #include "frontend/npy.h"
 #include "runtime/host_executor.h"
 #include "runtime/param_init.h"
+#include "runtime/sim_executor.h"
+#include "tools/driver/run_summary.h"
 #include "tools/driver/tensor_format.h"
 
 namespace gxc {
@@ -56,16 +58,8 @@ std::map<std::string, Tensor> bindInputs(const Graph& graph,
   return tensors;
 }
 
-std::string humanBytes(int64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while (value >= 1024 && unit < 4) value /= 1024, ++unit;
-  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, units[unit]);
-}
-
-// Writes every file to NAME.tmp first and renames only when all were written, so a failure
-// leaves none of the outputs behind.
+// Writes every file to NAME.partial first and renames only when all were written, so a
+// failure leaves none of the outputs behind.
 void writeAllOrNothing(const std::vector<std::pair<std::string, std::string>>& staged) {
   for (const auto& [tmp, final] : staged) {
     std::error_code ec;
@@ -77,30 +71,73 @@ void writeAllOrNothing(const std::vector<std::pair<std::string, std::string>>& s
   }
 }
 
-nlohmann::json reportJson(const RunOptions& options, const Graph& graph, const HostRunStats& stats,
-                          const std::vector<double>& iterationMs,
-                          const std::map<std::string, Tensor>& outputs) {
-  nlohmann::json report;
-  report["model"] = options.compile.modelPath;
-  report["graph"] = graph.name();
-  // One device in this build; the copy counters are there so reports keep one shape when
-  // multi-device runs fill them.
-  report["devices"] = nlohmann::json::array({{{"device", "cpu"},
-                                              {"time_ms", stats.milliseconds},
-                                              {"peak_allocated_bytes", stats.peakBytes},
-                                              {"peak_reserved_bytes", stats.peakBytes},
-                                              {"bytes_copied_in", 0},
-                                              {"bytes_copied_out", 0},
-                                              {"copies", 0}}});
-  for (const auto& [name, tensor] : outputs)
-    report["outputs"][name] = {{"dtype", dtypeName(tensor.dtype())}, {"shape", tensor.shape()}};
-  if (!iterationMs.empty()) {
-    std::vector<double> sorted = iterationMs;
-    std::sort(sorted.begin(), sorted.end());
-    report["iteration_ms"] = {
-        {"p50", sorted[sorted.size() / 2]}, {"min", sorted.front()}, {"iterations", sorted.size()}};
+void stageText(const std::string& path, const std::string& text, const char* option,
+               std::vector<std::pair<std::string, std::string>>& staged) {
+  std::string tmp = path + ".partial";
+  std::ofstream file(tmp);
+  file << text;
+  if (!file.flush()) {
+    std::filesystem::remove(tmp);
+    runtimeError({}, "{}: cannot write {}", option, path);
   }
-  return report;
+  staged.emplace_back(tmp, path);
+}
+
+struct PlatformRun {
+  std::map<std::string, Tensor> outputs;
+  RunSummary summary;
+  std::string trace;  // Chrome trace JSON, where the platform records one
+};
+
+// The `cpu` platform: the host executor, wall-clock times.
+PlatformRun runOnHost(const Graph& graph, const std::map<std::string, Tensor>& inputs,
+                      int iterations) {
+  HostExecutor executor(graph, HostKernels::Cpu);
+  HostRunStats stats;
+  PlatformRun run;
+  run.outputs = executor.run(inputs, &stats);
+  for (int i = 0; i < iterations; ++i) {  // the run above was the warm-up
+    run.outputs = executor.run(inputs, &stats);
+    run.summary.iterationMs.push_back(stats.milliseconds);
+  }
+  run.summary.platform = "cpu";
+  run.summary.clock = "wall";
+  run.summary.totalMs = stats.milliseconds;
+  // One device and no copies; the columns stay so reports keep one shape on every platform.
+  run.summary.devices.push_back(
+      {"cpu", "host", stats.milliseconds, stats.peakBytes, stats.peakBytes, 0, 0, 0, 0});
+  return run;
+}
+
+// The `sim` platform: virtual GPUs, simulated times, a trace of every stream.
+PlatformRun runOnSim(const CompiledModel& compiled, const std::map<std::string, Tensor>& inputs,
+                     int iterations) {
+  SimConfig config;
+  config.gpus = compiled.sim.count;
+  config.memoryPerGpu = compiled.sim.memoryBytes;
+  config.deviceMap = compiled.devices.gpuIds;
+  config.launchBlocking = launchBlockingFromEnvironment();
+  SimExecutor executor(*compiled.graph, config);
+  SimRunReport report;
+  PlatformRun run;
+  run.outputs = executor.run(inputs, &report);
+  for (int i = 0; i < iterations; ++i) {
+    run.outputs = executor.run(inputs, &report);
+    run.summary.iterationMs.push_back(report.totalMs);
+  }
+  run.summary.platform = fmt::format("{} virtual GPU{}", config.gpus, config.gpus == 1 ? "" : "s");
+  run.summary.clock = "simulated";
+  run.summary.totalMs = report.totalMs;
+  for (const SimDeviceReport& device : report.devices) {
+    std::string backing =
+        device.virtualGpu < 0 ? "host" : fmt::format("sim GPU {}", device.virtualGpu);
+    run.summary.devices.push_back({device.device, backing, device.busyMs,
+                                   device.memory.peakAllocatedBytes,
+                                   device.memory.peakReservedBytes, device.bytesCopiedIn,
+                                   device.bytesCopiedOut, device.copiesIn, device.copiesOut});
+  }
+  run.trace = report.trace.str();
+  return run;
 }
 
 }  // namespace
@@ -108,53 +145,40 @@ nlohmann::json reportJson(const RunOptions& options, const Graph& graph, const H
 int runModel(const RunOptions& options, std::ostream& out, std::ostream& err) {
   CompiledModel compiled = compileModel(options.compile, err);
   const Graph& graph = *compiled.graph;
+  if (!options.tracePath.empty() && compiled.devices.hostOnly())
+    usageError("--trace: the host platform records no trace; run on GPUs (--sim-gpus N)");
   std::map<std::string, Tensor> inputs = bindInputs(graph, options.inputs);
-  HostExecutor executor(graph, HostKernels::Cpu);
-  HostRunStats stats;
-  std::map<std::string, Tensor> outputs = executor.run(inputs, &stats);
-  std::vector<double> iterationMs;
-  for (int i = 0; i < options.iterations; ++i) {  // the run above was the warm-up
-    outputs = executor.run(inputs, &stats);
-    iterationMs.push_back(stats.milliseconds);
-  }
+  PlatformRun run = compiled.devices.hostOnly() ? runOnHost(graph, inputs, options.iterations)
+                                                : runOnSim(compiled, inputs, options.iterations);
 
   std::vector<std::pair<std::string, std::string>> staged;
   if (!options.outputDir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(options.outputDir, ec);
     if (ec) runtimeError({}, "--output {}: {}", options.outputDir, ec.message());
-    for (const auto& [name, tensor] : outputs) {
+    for (const auto& [name, tensor] : run.outputs) {
       std::string path = (std::filesystem::path(options.outputDir) / (name + ".npy")).string();
       writeNpy(path + ".partial", tensor);
       staged.emplace_back(path + ".partial", path);
     }
   }
   if (!options.reportPath.empty()) {
-    std::string tmp = options.reportPath + ".partial";
-    std::ofstream file(tmp);
-    file << reportJson(options, graph, stats, iterationMs, outputs).dump(2) << "\n";
-    if (!file.flush()) runtimeError({}, "--report: cannot write {}", options.reportPath);
-    staged.emplace_back(tmp, options.reportPath);
+    nlohmann::json report = summaryJson(run.summary);
+    report["model"] = options.compile.modelPath;
+    report["graph"] = graph.name();
+    for (const auto& [name, tensor] : run.outputs)
+      report["outputs"][name] = {{"dtype", dtypeName(tensor.dtype())}, {"shape", tensor.shape()}};
+    stageText(options.reportPath, report.dump(2) + "\n", "--report", staged);
   }
+  if (!options.tracePath.empty()) stageText(options.tracePath, run.trace, "--trace", staged);
   writeAllOrNothing(staged);
 
   for (const GraphOutput& output : graph.outputs()) {
-    const Tensor& tensor = outputs.at(output.name);
+    const Tensor& tensor = run.outputs.at(output.name);
     out << output.name << ": " << dtypeName(tensor.dtype()) << shapeString(tensor.shape()) << "\n"
         << formatTensor(tensor) << "\n";
   }
-  err << fmt::format("gxc: ran {} on cpu\n", options.compile.modelPath);
-  err << fmt::format("  {:<8}{:>12}{:>16}{:>16}{:>12}{:>12}{:>8}\n", "device", "time", "peak alloc",
-                     "peak reserved", "copied in", "copied out", "copies");
-  err << fmt::format("  {:<8}{:>12}{:>16}{:>16}{:>12}{:>12}{:>8}\n", "cpu",
-                     fmt::format("{:.3f} ms", stats.milliseconds), humanBytes(stats.peakBytes),
-                     humanBytes(stats.peakBytes), "0 B", "0 B", 0);
-  if (!iterationMs.empty()) {
-    std::vector<double> sorted = iterationMs;
-    std::sort(sorted.begin(), sorted.end());
-    err << fmt::format("  {} iterations: p50 {:.3f} ms, min {:.3f} ms\n", sorted.size(),
-                       sorted[sorted.size() / 2], sorted.front());
-  }
+  printSummary(options.compile.modelPath, run.summary, err);
   return 0;
 }
 

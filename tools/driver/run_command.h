@@ -16,6 +16,7 @@ struct RunOptions {
   std::string outputDir;
   int iterations = 0;  // 0: one plain run; N: one warm-up, then N timed runs
   std::string reportPath;
+  std::string tracePath;
 };
 
 // Returns the exit status; results go to `out`, notes and the summary to `err`.

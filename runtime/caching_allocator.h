@@ -1,0 +1,119 @@
+// A caching device-memory allocator with PyTorch's statistics, one per device.
+//
+// What it does: hands out blocks of a device's memory the way PyTorch's CUDA caching
+// allocator does. Requests are rounded up to 512 bytes; a freed block goes back to a cache
+// and the best-fitting cached block serves the next request (split when much larger); only
+// when nothing cached fits is a new segment reserved from the device (a cudaMalloc), sized as
+// PyTorch sizes them (2 MiB for small requests, 20 MiB for medium ones, the request rounded
+// to 2 MiB for large ones). As in PyTorch, small requests (up to 1 MiB) and larger ones are
+// served from separate pools of segments, so small tensors do not fragment large blocks.
+// `releaseCached()` gives wholly free segments back (empty_cache).
+//
+// This is accounting only: it tracks offsets and sizes, never memory. On `sim` the data
+// lives in host Tensors; the allocator decides whether the device could have held them, and
+// what memory.stats would have said. The cuda platform will put real cudaMalloc under the
+// same interface.
+//
+// Requires: a capacity in bytes (the device's memory). Thread-safe: every member may be
+// called from any thread.
+// Guarantees: reserved never exceeds the capacity; a request that does not fit even after
+// releasing the cache throws a gxc runtime error (exit 3) naming the device, the layer, the
+// bytes asked for and the bytes free, and leaves every handed-out block as it was (only the
+// cache has been released, as PyTorch does before giving up).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include "ir/diagnostic.h"
+
+namespace gxc {
+
+// As torch.cuda.memory_stats() names them.
+struct MemoryStats {
+  int64_t allocatedBytes = 0;      // allocated_bytes.all.current: in blocks handed out
+  int64_t peakAllocatedBytes = 0;  // allocated_bytes.all.peak
+  int64_t reservedBytes = 0;       // reserved_bytes.all.current: in segments, cached or not
+  int64_t peakReservedBytes = 0;   // reserved_bytes.all.peak
+  int64_t deviceAllocations = 0;   // segment.all.allocated: cudaMalloc calls
+  int64_t deviceFrees = 0;         // segment.all.freed: cudaFree calls
+  int64_t allocationRequests = 0;  // allocation.all.allocated: blocks handed out
+  int64_t cacheHits = 0;           // requests served from the cache, without a cudaMalloc
+};
+
+// "512 B", "1.5 KiB", "7.5 GiB": one decimal from KiB up.
+std::string formatBytes(int64_t bytes);
+
+class CachingAllocator {
+ public:
+  static constexpr int64_t kRoundBytes = 512;        // every block is a multiple of this
+  static constexpr int64_t kSmallRequest = 1 << 20;  // at most this: served from 2 MiB segments
+  static constexpr int64_t kSmallSegment = 2 << 20;
+  static constexpr int64_t kMediumRequest = 10 << 20;  // below this: from 20 MiB segments
+  static constexpr int64_t kMediumSegment = 20 << 20;
+  static constexpr int64_t kLargeRound = 2 << 20;  // larger segments: rounded to 2 MiB
+
+  // A handed-out block; `id` is 0 for the empty block (a zero-byte request reserves nothing).
+  struct Block {
+    int64_t id = 0;
+    int64_t bytes = 0;  // rounded size
+  };
+
+  // `device` is the device as the run names it ("cuda:1"), for messages.
+  CachingAllocator(std::string device, int64_t capacityBytes);
+  CachingAllocator(const CachingAllocator&) = delete;
+  CachingAllocator& operator=(const CachingAllocator&) = delete;
+  ~CachingAllocator();
+
+  // `purpose` ("layer 'h'", "param 'W1'") and `loc` say what the memory is for in the
+  // out-of-memory message.
+  Block allocate(int64_t bytes, const std::string& purpose, const SourceLoc& loc = {});
+  void free(Block block);
+
+  void releaseCached();  // torch.cuda.empty_cache()
+  void resetPeaks();     // torch.cuda.reset_peak_memory_stats(): peaks become current values
+  MemoryStats stats() const;
+  const std::string& device() const { return device_; }
+  int64_t capacityBytes() const { return capacity_; }
+
+ private:
+  enum class Pool { Small, Large };
+  struct Segment;
+  struct BlockInfo {
+    Segment* segment;
+    int64_t offset;
+    int64_t bytes;
+    bool free;
+  };
+
+  static int64_t segmentSizeFor(int64_t rounded);
+  static Pool poolFor(int64_t rounded) {
+    return rounded <= kSmallRequest ? Pool::Small : Pool::Large;
+  }
+  int64_t takeFromCache(int64_t rounded);  // block id or 0
+  int64_t newSegment(int64_t segmentBytes, int64_t rounded);
+  int64_t split(int64_t blockId, int64_t rounded);
+  void releaseCachedLocked();
+  int64_t addBlock(Segment* segment, int64_t offset, int64_t bytes, bool isFree);
+  void cacheBlock(int64_t id);
+  void uncacheBlock(int64_t id);
+
+  const std::string device_;
+  const int64_t capacity_;
+  mutable std::mutex mutex_;
+  MemoryStats stats_;
+  int64_t nextBlockId_ = 1;
+  int64_t nextSegmentId_ = 1;
+  std::map<int64_t, BlockInfo> blocks_;
+  std::map<int64_t, std::unique_ptr<Segment>> segments_;
+  // Free blocks by (pool, bytes, segment, offset, id): the first of the request's pool not
+  // smaller than it is the best fit, ties going to the oldest segment (deterministic reuse).
+  std::set<std::tuple<Pool, int64_t, int64_t, int64_t, int64_t>> cache_;
+};
+
+}  // namespace gxc

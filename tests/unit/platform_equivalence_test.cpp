@@ -1,0 +1,144 @@
+// Placement moves work, never changes answers: every runnable model of models/ gives the same
+// outputs on 1, 2 and 4 virtual GPUs as the host reference interpreter (the cpu platform's
+// OpenBLAS path is held to NumPy by model_numerics_test.cpp). Besides each model's own annotations
+// (where they fit the run), the layers are spread over the GPUs in contiguous blocks, as a
+// user annotating stages would, so every model crosses devices: its params are replicated,
+// its activations copied, its streams synchronized by events.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "frontend/model_loader.h"
+#include "passes/pass_manager.h"
+#include "passes/pipeline.h"
+#include "runtime/host_executor.h"
+#include "runtime/param_init.h"
+#include "runtime/sim_executor.h"
+
+namespace gxc {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Case {
+  std::string model;  // file name in models/
+  int gpus;
+  bool spread;  // override the annotations: layer blocks over the GPUs
+};
+
+std::string caseName(const testing::TestParamInfo<Case>& info) {
+  std::string name = fs::path(info.param.model).stem().string() + "_" +
+                     std::to_string(info.param.gpus) + "gpus" +
+                     (info.param.spread ? "_spread" : "");
+  std::replace_if(
+      name.begin(), name.end(), [](char c) { return !std::isalnum(c); }, '_');
+  return name;
+}
+
+// Models small enough to run here (very_big_module's weights are 16 GB).
+std::vector<std::string> runnableModels() {
+  std::vector<std::string> models;
+  for (const auto& entry : fs::directory_iterator(std::string(GXC_SOURCE_DIR) + "/models")) {
+    if (entry.path().extension() != ".yaml") continue;
+    auto graph = loadModel(entry.path().string());
+    int64_t paramBytes = 0;
+    for (const Op* op : graph->ops())
+      if (op->kind == OpKind::Param) paramBytes += op->result->type.bytes();
+    if (paramBytes < (int64_t{256} << 20)) models.push_back(entry.path().filename().string());
+  }
+  std::sort(models.begin(), models.end());
+  return models;
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> all;
+  for (const std::string& model : runnableModels()) {
+    for (int gpus : {1, 2, 4}) {
+      all.push_back({model, gpus, true});
+      all.push_back({model, gpus, false});
+    }
+  }
+  return all;
+}
+
+bool annotationsFit(const Graph& graph, int gpus) {
+  for (const Op* op : graph.ops())
+    if (op->device().isCuda() && op->device().index >= gpus) return false;
+  return true;
+}
+
+// Layer i of n goes to cuda:(i * gpus / n); params are left for assign-devices to place.
+void spreadLayers(Graph& graph, int gpus) {
+  std::vector<Op*> layers;
+  for (Op* op : graph.ops())
+    if (op->kind != OpKind::Param) layers.push_back(op);
+  for (size_t i = 0; i < layers.size(); ++i)
+    layers[i]->result->type.device =
+        Device::cuda(static_cast<int>(i * static_cast<size_t>(gpus) / layers.size()));
+  for (Op* op : graph.ops())
+    if (op->kind == OpKind::Param) op->result->type.device = {};
+}
+
+void compile(Graph& graph, std::vector<Device> devices) {
+  PassContext context;
+  context.devices = std::move(devices);
+  PassManager manager;
+  for (const std::string& pass : defaultPipeline()) manager.add(pass);
+  manager.run(graph, context);
+}
+
+std::map<std::string, Tensor> inputsOf(const Graph& graph) {
+  std::map<std::string, Tensor> inputs;
+  for (const Value* input : graph.inputs())
+    inputs[input->name] = defaultInput(graph, *input, graph.attrs().getInt("seed", 0));
+  return inputs;
+}
+
+class PlatformEquivalenceTest : public testing::TestWithParam<Case> {};
+
+TEST_P(PlatformEquivalenceTest, OutputsMatchTheHostReference) {
+  const Case& c = GetParam();
+  std::string path = std::string(GXC_SOURCE_DIR) + "/models/" + c.model;
+  auto reference = loadModel(path);
+  compile(*reference, {Device::cpu()});
+  std::map<std::string, Tensor> inputs = inputsOf(*reference);
+  std::map<std::string, Tensor> expected =
+      HostExecutor(*reference, HostKernels::Reference).run(inputs);
+
+  auto graph = loadModel(path);
+  if (c.spread) spreadLayers(*graph, c.gpus);
+  if (!annotationsFit(*graph, c.gpus)) GTEST_SKIP() << "its annotations need more GPUs";
+  std::vector<Device> devices;
+  for (int i = 0; i < c.gpus; ++i) devices.push_back(Device::cuda(i));
+  compile(*graph, devices);
+  SimConfig config;
+  config.gpus = c.gpus;
+  config.memoryPerGpu = int64_t{1} << 30;
+  SimRunReport report;
+  std::map<std::string, Tensor> actual = SimExecutor(*graph, config).run(inputs, &report);
+  int64_t copies = 0;
+  for (const SimDeviceReport& device : report.devices) copies += device.copiesIn;
+  EXPECT_GT(copies, 0) << "inputs arrive on the host, so something must be copied";
+  ASSERT_EQ(actual.size(), expected.size());
+  for (const auto& [name, want] : expected) {
+    const Tensor& got = actual.at(name);
+    ASSERT_EQ(got.shape(), want.shape()) << name;
+    double worst = 0;
+    for (int64_t i = 0; i < want.numel(); ++i) {
+      double a = got.loadFloat(i), b = want.loadFloat(i);
+      double error = std::abs(a - b) / std::max(1.0, std::abs(b));
+      worst = std::isnan(error) ? INFINITY : std::max(worst, error);
+    }
+    EXPECT_LE(worst, 1e-5) << name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, PlatformEquivalenceTest, testing::ValuesIn(cases()), caseName);
+
+}  // namespace
+}  // namespace gxc
