@@ -187,6 +187,18 @@ Shape concat(const Op& op) {
   return shape;
 }
 
+Shape slice(const Op& op) {
+  const TensorType& x = operandType(op, 0);
+  int64_t axis = axisOrFail(op, op.attrs.getInt("axis", 0), x);
+  int64_t start = op.attrs.getInt("start", 0), end = op.attrs.getInt("end", 0);
+  if (start < 0 || end <= start || end > x.shape[axis])
+    fail(op, "[{}, {}) is not a non-empty range of axis {} of {}", start, end, axis,
+         x.withoutDevice());
+  Shape shape = x.shape;
+  shape[axis] = end - start;
+  return shape;
+}
+
 Shape embedding(const Op& op) {
   const TensorType& indices = operandType(op, 0);
   const TensorType& weight = operandType(op, 1);
@@ -301,6 +313,9 @@ TensorType inferResultType(const Op& op) {
       break;
     case OpKind::Concat:
       result.shape = concat(op);
+      break;
+    case OpKind::Slice:
+      result.shape = slice(op);
       break;
     case OpKind::Embedding:
       result.shape = embedding(op);

@@ -72,6 +72,9 @@ std::vector<OpSchema> buildSchemas() {
   s.push_back({OpKind::MseLoss, "mse_loss", 2, 2, {{"reduction", kString}}});
   s.push_back({OpKind::CrossEntropy, "cross_entropy", 2, 3, {{"reduction", kString}}});
   s.push_back({OpKind::Copy, "copy", 1, 1, {}});
+  // [start, end) along `axis`: how the compiler cuts batches and unpacks batched transfers.
+  s.push_back(
+      {OpKind::Slice, "slice", 1, 1, {{"axis", kInt}, {"start", kInt, true}, {"end", kInt, true}}});
   for (size_t i = 0; i < s.size(); ++i)
     GXC_CHECK(static_cast<size_t>(s[i].kind) == i, "op schema table out of enum order at {}", i);
   return s;
@@ -102,7 +105,9 @@ std::vector<std::string_view> modelOpNames() {
   return names;
 }
 
-bool isModelOp(OpKind kind) { return kind != OpKind::Param && kind != OpKind::Copy; }
+bool isModelOp(OpKind kind) {
+  return kind != OpKind::Param && kind != OpKind::Copy && kind != OpKind::Slice;
+}
 
 bool isScheduleAttr(std::string_view name) {
   return name == "stream" || name == "wait" || name == "record";

@@ -39,7 +39,8 @@ namespace gxc {
   X(To, "to")                      \
   X(MseLoss, "mse_loss")           \
   X(CrossEntropy, "cross_entropy") \
-  X(Copy, "copy")
+  X(Copy, "copy")                  \
+  X(Slice, "slice")
 
 enum class OpKind {
 #define GXC_ENUM(id, name) id,
@@ -69,7 +70,7 @@ const OpSchema& opSchema(OpKind kind);
 std::string_view opName(OpKind kind);
 std::optional<OpKind> parseOpKind(std::string_view name);
 // Whether a model file may use the op: not `param` (params are declared) nor the ops that
-// only the compiler introduces (`copy`).
+// only the compiler introduces (`copy`, `slice`).
 bool isModelOp(OpKind kind);
 // Names of the ops a model file may use, sorted, for "unknown op" messages.
 std::vector<std::string_view> modelOpNames();

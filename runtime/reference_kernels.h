@@ -52,6 +52,7 @@ Tensor reduceOp(const Op& op, const Operands& operands);  // sum, mean, max
 Tensor reshapeOp(const Op& op, const Operands& operands);
 Tensor transposeOp(const Op& op, const Operands& operands);
 Tensor concatOp(const Op& op, const Operands& operands);
+Tensor sliceOp(const Op& op, const Operands& operands);
 Tensor copyOp(const Op& op, const Operands& operands);
 Tensor embeddingOp(const Op& op, const Operands& operands);
 // reference_loss.cpp

@@ -61,6 +61,25 @@ Tensor transposeOp(const Op& op, const Operands& operands) {
   return result;
 }
 
+Tensor sliceOp(const Op& op, const Operands& operands) {
+  checkOperandCount(op, operands, 1, 1);
+  const Tensor& x = *operands[0];
+  int64_t axis = normalizeAxis(op, op.attrs.getInt("axis", 0), x.rank());
+  int64_t start = op.attrs.getInt("start", 0), end = op.attrs.getInt("end", 0);
+  GXC_CHECK(0 <= start && start < end && end <= x.shape()[axis], "layer '{}': slice [{}, {}) of {}",
+            op.layerName(), start, end, shapeString(x.shape()));
+  Shape shape = x.shape();
+  shape[axis] = end - start;
+  Tensor result = makeResult(op, shape);
+  // Element i of the result is the element of x at the same coordinates, shifted by start.
+  for (int64_t i = 0; i < result.numel(); ++i) {
+    Coords coords = unravelIndex(i, shape);
+    coords[axis] += start;
+    copyElement(x, ravelIndex(coords, x.shape()), result, i);
+  }
+  return result;
+}
+
 Tensor concatOp(const Op& op, const Operands& operands) {
   checkOperandCount(op, operands, 1, SIZE_MAX);  // any number of operands
   const Tensor& first = *operands[0];

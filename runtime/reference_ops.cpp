@@ -45,6 +45,8 @@ Tensor evaluateReferenceOp(const Op& op, const std::vector<const Tensor*>& opera
       return transposeOp(op, operands);
     case OpKind::Concat:
       return concatOp(op, operands);
+    case OpKind::Slice:
+      return sliceOp(op, operands);
     case OpKind::To:
     case OpKind::Copy:
       return copyOp(op, operands);
