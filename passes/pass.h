@@ -18,6 +18,12 @@ struct PassContext {
   // The run's devices in order: entry i of `--devices` is cuda:i. A host-only run is {cpu}.
   std::vector<Device> devices = {Device::cpu()};
   bool strict = false;  // --strict: edges and fallbacks the model did not ask for are errors
+  // Memory of each device of `devices`, in bytes; 0 means unlimited (the host). Empty when
+  // the run does not say (gxc-opt without --sim-gpus): nothing is then refused for size.
+  std::vector<int64_t> deviceMemoryBytes;
+  // --placement: "manual", "auto", "data-parallel" or "pipeline"; --microbatches for pipeline.
+  std::string placement = "manual";
+  int microbatches = 0;
   // One-line notes for the user (stderr in the drivers); may be empty.
   std::function<void(const std::string&)> note;
 

@@ -11,6 +11,8 @@ CompiledModel compileModel(const CompileOptions& options, std::ostream& notes) {
   PassContext context;
   context.devices = compiled.devices.devices();
   context.strict = options.strict;
+  for (const Device& device : context.devices)
+    context.deviceMemoryBytes.push_back(device.isCuda() ? compiled.sim.memoryBytes : 0);
   context.note = [&notes](const std::string& text) { notes << "gxc: note: " << text << "\n"; };
   ModelOptions modelOptions;
   modelOptions.weightsPath = options.weightsPath;
