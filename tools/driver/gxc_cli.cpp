@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ir/dot_printer.h"
 #include "ir/printer.h"
 #include "runtime/caching_allocator.h"
 #include "tools/driver/error_handling.h"
@@ -53,13 +54,13 @@ void addCompileOptions(CLI::App& command, CompileOptions& options) {
 
 int compileCommand(const CompileOptions& options, const std::string& emit,
                    const std::string& outPath, std::ostream& out, std::ostream& err) {
-  if (emit != "ir") {
-    if (emit == "dot" || emit == "cuda" || emit == "ptx" || emit == "plan")
-      usageError("--emit {}: not built yet; this gxc can emit ir", emit);
+  if (emit != "ir" && emit != "dot") {
+    if (emit == "cuda" || emit == "ptx" || emit == "plan")
+      usageError("--emit {}: not built yet; this gxc can emit ir and dot", emit);
     usageError("--emit {}: expected ir, dot, cuda, ptx or plan", emit);
   }
   CompiledModel compiled = compileModel(options, err);
-  std::string text = printGraph(*compiled.graph);
+  std::string text = emit == "dot" ? printDot(*compiled.graph) : printGraph(*compiled.graph);
   if (outPath.empty()) {
     out << text;
     return 0;
