@@ -1,5 +1,7 @@
 #include "passes/assign_devices.h"
 
+#include "passes/auto_placement.h"
+
 #include <algorithm>
 #include <map>
 
@@ -83,6 +85,13 @@ bool AssignDevicesPass::run(Graph& graph, const PassContext& context) const {
   GXC_CHECK(!context.devices.empty(), "a run with no devices");
   Placer placer(context);
   bool changed = false;
+  std::map<std::string, std::string> reasons;  // by layer, for --explain
+  if (context.placement == "auto") changed |= placeAutomatically(graph, context, reasons);
+  for (const Op* op : graph.ops()) {
+    if (op->kind == OpKind::Param || reasons.count(op->layerName())) continue;
+    reasons[op->layerName()] =
+        op->device().placed() ? "constraint (the model places it)" : "the run's first device";
+  }
   for (Value* input : graph.inputs())
     changed |= setDevice(input, placer.resolve(input->type.device,
                                                fmt::format("input '{}'", input->name), input->loc));
@@ -109,6 +118,11 @@ bool AssignDevicesPass::run(Graph& graph, const PassContext& context) const {
   }
   if (placer.fellBackToHost())
     context.emitNote("this run has no GPU: what the model places on cuda runs on the host");
+  if (context.explain)
+    for (const Op* op : graph.ops())
+      if (op->kind != OpKind::Param)
+        context.explain(fmt::format("layer '{}' -> {}: {}", op->layerName(), op->device().str(),
+                                    reasons[op->layerName()]));
   return changed;
 }
 

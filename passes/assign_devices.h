@@ -14,6 +14,9 @@
 //     that fallback is an error naming the layer;
 //   - on a run with GPUs, cuda:N beyond the run's list is an error naming the layer and the
 //     devices the run has.
+// With placement "auto", the layers the model leaves free are placed first by a memory-aware
+// list scheduler (passes/auto_placement.h); the rules above then apply to its choices.
+// --explain (context.explain) gets one line per layer: the device and why.
 // Idempotent: yes.
 #pragma once
 

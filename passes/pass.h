@@ -26,6 +26,8 @@ struct PassContext {
   int microbatches = 0;
   // One-line notes for the user (stderr in the drivers); may be empty.
   std::function<void(const std::string&)> note;
+  // --explain: assign-devices says, one line per layer, the device chosen and why.
+  std::function<void(const std::string&)> explain;
 
   int gpuCount() const;
   void emitNote(const std::string& text) const {
