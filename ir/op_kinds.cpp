@@ -110,7 +110,7 @@ bool isModelOp(OpKind kind) {
 }
 
 bool isScheduleAttr(std::string_view name) {
-  return name == "stream" || name == "wait" || name == "record";
+  return name == "stream" || name == "wait" || name == "record" || name == "offset";
 }
 
 bool isElementwiseBinary(OpKind kind) {

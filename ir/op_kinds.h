@@ -77,7 +77,8 @@ std::vector<std::string_view> modelOpNames();
 
 // Attributes any op may carry once assign-streams has scheduled it: `stream` (the stream it
 // runs on, "cuda:0.compute"), `wait` (event ids it waits for before it starts) and `record`
-// (the event id it records when it is done).
+// (the event id it records when it is done); and once plan-memory has planned it, `offset`
+// (an int: where its result starts in its device's arena, in bytes).
 bool isScheduleAttr(std::string_view name);
 
 bool isElementwiseBinary(OpKind kind);  // add sub mul div

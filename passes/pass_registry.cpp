@@ -4,8 +4,11 @@
 
 #include "passes/assign_devices.h"
 #include "passes/assign_streams.h"
+#include "passes/batch_transfers.h"
+#include "passes/data_parallel.h"
 #include "passes/infer_shapes.h"
 #include "passes/insert_copies.h"
+#include "passes/plan_memory.h"
 
 namespace gxc {
 namespace {
@@ -21,12 +24,17 @@ std::unique_ptr<Pass> make() {
 }
 
 // Sorted by name; a test checks that it stays sorted and that each pass reports its name.
+// clang-format off
 constexpr Registration kPasses[] = {
     {"assign-devices", &make<AssignDevicesPass>},
     {"assign-streams", &make<AssignStreamsPass>},
+    {"batch-transfers", &make<BatchTransfersPass>},
+    {"data-parallel", &make<DataParallelPass>},
     {"infer-shapes", &make<InferShapesPass>},
     {"insert-copies", &make<InsertCopiesPass>},
+    {"plan-memory", &make<PlanMemoryPass>},
 };
+// clang-format on
 
 }  // namespace
 

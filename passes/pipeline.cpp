@@ -7,13 +7,18 @@ std::vector<std::string> defaultPipeline() {
   // Types first: placement weighs tensor sizes, and every later pass reads shapes. The
   // frontend already types what it lowers; this re-checks IR that came in as text.
   passes.push_back("infer-shapes");
+  // --placement data-parallel rewrites the graph into per-device replicas before any placement.
+  passes.push_back("data-parallel");
   // Then devices, from the annotations and the run's device list.
   passes.push_back("assign-devices");
   // Layer splitting will come here: it needs devices, and creates edges between them.
   // Every edge between devices becomes an explicit copy, once all placement is final.
   passes.push_back("insert-copies");
-  // Transfer batching, fusion and memory planning will come here, between the copies they
-  // rewrite and the streams that order the final ops.
+  // Copies that move together become one: once all copies exist, before memory and streams.
+  passes.push_back("batch-transfers");
+  // Fusion will come here, between the copies it rewrites and the streams that order the ops.
+  // Memory once every buffer (copies too) and the op order are final, before streams.
+  passes.push_back("plan-memory");
   // Last, streams and events: they order the final list of ops, so nothing may move after.
   passes.push_back("assign-streams");
   return passes;

@@ -85,13 +85,22 @@ Tensor defaultInput(const Graph& graph, const Value& input, int64_t seed) {
       tensor.storeFloat(i, static_cast<float>(random.nextNormal()));
     return tensor;
   }
+  // The readers that bound the values, looking through the copies, slices and `to`s that
+  // placement puts between an input and the layers that read it.
   int64_t bound = 0;
-  for (const Op* user : graph.users(&input)) {
-    int64_t limit = 0;
-    if (user->kind == OpKind::Embedding) limit = user->attrs.getInt("num_embeddings", 0);
-    if (user->kind == OpKind::CrossEntropy && user->operands[1] == &input)
-      limit = user->operands[0]->type.shape.at(1);
-    if (limit > 0) bound = bound == 0 ? limit : std::min(bound, limit);
+  std::vector<const Value*> pending = {&input};
+  while (!pending.empty()) {
+    const Value* value = pending.back();
+    pending.pop_back();
+    for (const Op* user : graph.users(value)) {
+      if (user->kind == OpKind::Copy || user->kind == OpKind::Slice || user->kind == OpKind::To)
+        pending.push_back(user->result);
+      int64_t limit = 0;
+      if (user->kind == OpKind::Embedding) limit = user->attrs.getInt("num_embeddings", 0);
+      if (user->kind == OpKind::CrossEntropy && user->operands[1] == value)
+        limit = user->operands[0]->type.shape.at(1);
+      if (limit > 0) bound = bound == 0 ? limit : std::min(bound, limit);
+    }
   }
   for (int64_t i = 0; i < tensor.numel(); ++i)
     tensor.storeInt(i, bound > 0 ? static_cast<int64_t>(random.nextBits() % bound) : 0);

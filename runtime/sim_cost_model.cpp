@@ -74,6 +74,11 @@ int64_t opTrafficBytes(const Op& op) {
 double simOpSeconds(const Op& op, const Device& device, const SimCostTable& costs) {
   GXC_CHECK(op.kind != OpKind::Param && op.kind != OpKind::Copy,
             "layer '{}': simOpSeconds of a {} op", op.layerName(), opName(op.kind));
+  // A reshape, and a slice of whole rows, are views of contiguous memory on a GPU (as
+  // torch.Tensor.view and narrow(0, ...) are): no kernel, no time. The host still computes
+  // them as copies, which is only how sim keeps its data.
+  if (op.kind == OpKind::Reshape) return 0;
+  if (op.kind == OpKind::Slice && op.attrs.getInt("axis", 0) == 0) return 0;
   bool gpu = device.isCuda();
   double flops = gemmFlops(op);
   double seconds;

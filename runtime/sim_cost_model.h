@@ -45,7 +45,8 @@ double gemmFlops(const Op& op);
 int64_t opTrafficBytes(const Op& op);
 
 // Seconds `op` (not a copy, not a param) takes on `device`: a GEMM at the GEMM rate, anything
-// else at the memory rate, plus one kernel launch on a GPU.
+// else at the memory rate, plus one kernel launch on a GPU; views (a reshape, a slice of whole
+// rows) take none.
 double simOpSeconds(const Op& op, const Device& device, const SimCostTable& costs = h100SxmCosts());
 
 // Seconds one copy of `bytes` takes: the fixed latency plus bytes over the bandwidth of its

@@ -34,9 +34,9 @@ TEST(PassRegistryTest, PassListRefusesUnknownNamesListingTheValidOnes) {
     FAIL() << "an empty pass name was accepted";
   } catch (const Error& error) {
     EXPECT_EQ(error.kind(), ErrorKind::Usage);
-    EXPECT_EQ(
-        error.message(),
-        "unknown pass '' (passes: assign-devices, assign-streams, infer-shapes, insert-copies)");
+    EXPECT_EQ(error.message(),
+              "unknown pass '' (passes: assign-devices, assign-streams, batch-transfers, "
+              "data-parallel, infer-shapes, insert-copies, plan-memory)");
   }
 }
 

@@ -11,9 +11,14 @@ CompiledModel compileModel(const CompileOptions& options, std::ostream& notes) {
   PassContext context;
   context.devices = compiled.devices.devices();
   context.strict = options.strict;
+  context.placement = options.placement;
   for (const Device& device : context.devices)
     context.deviceMemoryBytes.push_back(device.isCuda() ? compiled.sim.memoryBytes : 0);
   context.note = [&notes](const std::string& text) { notes << "gxc: note: " << text << "\n"; };
+  if (options.explain)
+    context.explain = [&notes](const std::string& line) {
+      notes << "gxc: explain: " << line << "\n";
+    };
   ModelOptions modelOptions;
   modelOptions.weightsPath = options.weightsPath;
   compiled.graph = loadModel(options.modelPath, modelOptions);

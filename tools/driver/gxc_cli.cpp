@@ -18,25 +18,21 @@ namespace {
 // Options of cli.md that belong to capabilities not built yet: accepted by the parser so the
 // user gets a precise refusal instead of "unknown option", and never silently ignored.
 struct LaterOptions {
-  std::string placement = "manual", arch;
+  std::string arch;
   int microbatches = 0;
-  bool explain = false;
 
   void add(CLI::App& command) {
-    command.add_option("--placement", placement, "manual | auto | data-parallel | pipeline");
     command.add_option("--microbatches", microbatches, "micro-batches for pipeline placement");
-    command.add_flag("--explain", explain, "the device chosen for every layer, and why");
     command.add_option("--arch", arch, "GPU architecture for generated code (not built yet)");
   }
 
-  void refuseUnbuilt() const {
-    if (placement != "manual") {
-      if (placement != "auto" && placement != "data-parallel" && placement != "pipeline")
+  void refuseUnbuilt(const std::string& placement) const {
+    if (placement != "manual" && placement != "auto" && placement != "data-parallel") {
+      if (placement != "pipeline")
         usageError("--placement {}: expected manual, auto, data-parallel or pipeline", placement);
-      usageError("--placement {}: only manual placement is built so far", placement);
+      usageError("--placement pipeline: not built yet (manual, auto and data-parallel are)");
     }
     if (microbatches != 0) usageError("--microbatches: pipeline placement is not built yet");
-    if (explain) usageError("--explain: placement explanations are not built yet");
     if (!arch.empty()) usageError("--arch: GPU code generation is not built yet");
   }
 };
@@ -46,6 +42,8 @@ void addCompileOptions(CLI::App& command, CompileOptions& options) {
   command.add_option("--devices", options.devices, "cpu, or GPU indices 0,1,...");
   command.add_option("--sim-gpus", options.simGpus, "N[:MEM] virtual GPUs (MEM default 80GiB)");
   command.add_flag("--strict", options.strict, "refuse device edges the model did not ask for");
+  command.add_option("--placement", options.placement, "manual | auto | data-parallel | pipeline");
+  command.add_flag("--explain", options.explain, "the device chosen for every layer, and why");
   command.add_option("--weights", options.weightsPath, "safetensors file; overrides weights:");
   command.add_option("--print-ir-after", options.passes.printIrAfter, "PASS or all (to stderr)");
   command.add_option("--dump-ir", options.passes.dumpIrDir, "write DIR/NN-PASS.gxir after passes");
@@ -126,11 +124,11 @@ int gxcMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       return 0;
     }
     if (runCommand->parsed()) {
-      runLater.refuseUnbuilt();
+      runLater.refuseUnbuilt(run.compile.placement);
       return runModel(run, out, err);
     }
     if (compileCommandApp->parsed()) {
-      compileLater.refuseUnbuilt();
+      compileLater.refuseUnbuilt(compile.placement);
       return compileCommand(compile, emit, outPath, out, err);
     }
     return devicesCommand(simGpus, out);

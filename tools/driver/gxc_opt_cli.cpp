@@ -16,7 +16,7 @@ namespace gxc {
 int gxcOptMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   return reportErrors(out, err, [&]() -> int {
     CLI::App app("gxc-opt: textual IR in, passes, textual IR out", "gxc-opt");
-    std::string path, passList, devices = "cpu";
+    std::string path, passList, devices = "cpu", deviceMemory;
     bool strict = false;
     app.add_option("file", path, "a .gxir file, or - for stdin")->required();
     app.add_option("-p,--passes", passList,
@@ -24,6 +24,14 @@ int gxcOptMain(int argc, const char* const* argv, std::ostream& out, std::ostrea
     // Passes need only the list of devices, not a platform: any GPU indices are accepted.
     app.add_option("--devices", devices, "the run's devices: cpu (default) or 0,1,...");
     app.add_flag("--strict", strict, "as gxc's --strict");
+    std::string placement = "manual";
+    bool explain = false;
+    app.add_option("--placement", placement, "as gxc's --placement (manual, auto, data-parallel)")
+        ->check(CLI::IsMember({"manual", "auto", "data-parallel"}));
+    app.add_flag("--explain", explain, "as gxc's --explain");
+    app.add_option("--device-memory", deviceMemory,
+                   "MEM: memory of every GPU of --devices, as in --sim-gpus N:MEM (the host is "
+                   "unlimited); without it nothing is refused for size");
     try {
       app.parse(argc, argv);
     } catch (const CLI::CallForHelp&) {
@@ -36,6 +44,22 @@ int gxcOptMain(int argc, const char* const* argv, std::ostream& out, std::ostrea
     PassContext context;
     context.devices = parseDevicesOption(devices).devices();
     context.strict = strict;
+    context.placement = placement;
+    if (explain)
+      context.explain = [&err](const std::string& line) {
+        err << "gxc-opt: explain: " << line << "\n";
+      };
+    if (!deviceMemory.empty()) {
+      int64_t memoryBytes = 0;
+      try {
+        memoryBytes = parseSimGpusOption("1:" + deviceMemory).memoryBytes;
+      } catch (const Error&) {
+        usageError("--device-memory {}: expected a size such as 16GiB (units B, KiB, MiB, GiB)",
+                   deviceMemory);
+      }
+      for (const Device& device : context.devices)
+        context.deviceMemoryBytes.push_back(device.isCuda() ? memoryBytes : 0);
+    }
     context.note = [&err](const std::string& text) { err << "gxc-opt: note: " << text << "\n"; };
     std::unique_ptr<Graph> graph;
     if (path == "-") {

@@ -1,0 +1,190 @@
+// Data-parallel on virtual H100s: the wide MLP of bench/models/mlp_wide.yaml (BATCH x 1024 ->
+// 4096 -> 4096 -> 1024, batch 4096 by default) compiled by the default pipeline with
+// --placement data-parallel for 1, 2 and 4 GPUs; the simulated time of one run (the sim cost
+// model's clock, SimRunReport::totalMs) and the speedup over 1 GPU.
+//
+// The sim platform does the arithmetic for real, with the reference kernels: 206 GFLOP of
+// naive loops would take many minutes. So the bench replays the sim executor's clock over
+// the compiled schedule without the arithmetic (as SimExecutor::issue computes it), and
+// checks on a small MLP, for every GPU count, that the replay equals SimRunReport::totalMs
+// of a real run and that the outputs equal the 1-GPU run's.
+//
+// Besides the total, each row shows where the time goes: the scatter (the host slicing the
+// input and copying each chunk over PCIe: the last chunk's arrival on its GPU), the GEMMs of
+// one GPU (its first GEMM's start to its last GEMM's end, the longest over the GPUs), and the
+// gather (after the last GEMM: shards to the first GPU over NVLink, their concatenation, the
+// output back to the host over PCIe).
+//
+// Usage: data_parallel_bench [BATCH]   (default 4096)
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "frontend/model_loader.h"
+#include "passes/pass_manager.h"
+#include "passes/pipeline.h"
+#include "runtime/param_init.h"
+#include "runtime/schedule.h"
+#include "runtime/sim_cost_model.h"
+#include "runtime/sim_executor.h"
+
+namespace gxc {
+namespace {
+
+// With `loss`, the MLP ends in mse_loss against a target of the output's shape, as a
+// training step's forward does: the output is one number instead of BATCH x OUT.
+std::string mlp(int64_t batch, int64_t in, int64_t hidden, int64_t out, bool loss = false) {
+  return fmt::format(
+      "gxc: 1\n"
+      "name: mlp_data_parallel\n"
+      "inputs:\n"
+      "  x: {{shape: [{0}, {1}]}}\n"
+      "{4}"
+      "layers:\n"
+      "  - {{name: fc1, op: linear, inputs: [x], in_features: {1}, out_features: {2}}}\n"
+      "  - {{name: act1, op: relu, inputs: [fc1]}}\n"
+      "  - {{name: fc2, op: linear, inputs: [act1], in_features: {2}, out_features: {2}}}\n"
+      "  - {{name: act2, op: relu, inputs: [fc2]}}\n"
+      "  - {{name: fc3, op: linear, inputs: [act2], in_features: {2}, out_features: {3}}}\n"
+      "{5}",
+      batch, in, hidden, out,
+      loss ? fmt::format("  target: {{shape: [{}, {}]}}\n", batch, out) : "",
+      loss ? "  - {name: loss, op: mse_loss, inputs: [fc3, target]}\noutputs: [loss]\n"
+           : "outputs: [fc3]\n");
+}
+
+std::unique_ptr<Graph> compileFor(const std::string& model, int gpus) {
+  auto graph = loadModelFromString(model, "mlp.yaml", ".");
+  PassContext context;
+  context.devices.clear();
+  for (int i = 0; i < gpus; ++i) context.devices.push_back(Device::cuda(i));
+  context.placement = "data-parallel";
+  PassManager manager;
+  for (const std::string& pass : defaultPipeline()) manager.add(pass);
+  manager.run(*graph, context);
+  return graph;
+}
+
+struct Clock {
+  double totalMs = 0;
+  double scatterMs = 0;  // the last input chunk is on its GPU
+  double gemmEndMs = 0;  // the last GEMM ends
+  // Per GPU, its first GEMM's start and its last GEMM's end.
+  std::map<int, std::pair<double, double>> gemms;
+  double longestGemmSpanMs() const {
+    double longest = 0;
+    for (const auto& [gpu, span] : gemms) longest = std::max(longest, span.second - span.first);
+    return longest;
+  }
+};
+
+// SimExecutor::issue's clock: an op starts when its stream is free and the events it waits
+// for are recorded, and lasts what the cost model says.
+Clock replay(const Graph& scheduled) {
+  Schedule schedule = readSchedule(scheduled);
+  std::vector<double> streamClock(schedule.streams.size(), 0.0);
+  std::map<int64_t, double> eventTime;
+  Clock clock;
+  for (const ScheduledOp& scheduledOp : schedule.ops) {
+    const Op& op = *scheduledOp.op;
+    double start = streamClock[scheduledOp.stream];
+    for (int64_t event : scheduledOp.waits) start = std::max(start, eventTime.at(event));
+    double seconds = 0;
+    bool hostToDevice = false;
+    if (op.kind == OpKind::Copy) {
+      CopyDirection direction = copyDirection(op.operands[0]->type.device, op.device());
+      hostToDevice = direction == CopyDirection::HostToDevice;
+      seconds = simStagedCopySeconds(direction, op.result->type.bytes(),
+                                     SimStagingBuffers::kDefaultBytes);
+    } else {
+      seconds = simOpSeconds(op, op.device());
+    }
+    double end = start + seconds;
+    streamClock[scheduledOp.stream] = end;
+    if (scheduledOp.record) eventTime[*scheduledOp.record] = end;
+    clock.totalMs = std::max(clock.totalMs, end * 1e3);
+    if (hostToDevice) clock.scatterMs = std::max(clock.scatterMs, end * 1e3);
+    if (gemmFlops(op) > 0) {
+      auto [span, first] = clock.gemms.try_emplace(op.device().index, start * 1e3, end * 1e3);
+      span->second.second = end * 1e3;
+      clock.gemmEndMs = std::max(clock.gemmEndMs, end * 1e3);
+    }
+  }
+  return clock;
+}
+
+// On a model small enough to run: the replay is the sim's clock, and the outputs do not
+// depend on the number of GPUs.
+void checkReplayAgainstTheSim() {
+  std::string model = mlp(130, 64, 96, 32);
+  std::map<std::string, Tensor> reference;
+  for (int gpus : {1, 2, 4}) {
+    std::unique_ptr<Graph> graph = compileFor(model, gpus);
+    std::map<std::string, Tensor> inputs;
+    for (const Value* input : graph->inputs())
+      inputs[input->name] = defaultInput(*graph, *input, 0);
+    SimConfig config;
+    config.gpus = gpus;
+    SimRunReport report;
+    std::map<std::string, Tensor> outputs = SimExecutor(*graph, config).run(inputs, &report);
+    if (std::abs(replay(*graph).totalMs - report.totalMs) > 1e-9)
+      throw std::runtime_error("the bench's clock no longer matches the sim executor's");
+    if (gpus == 1) reference = outputs;
+    const Tensor& got = outputs.at("fc3");
+    const Tensor& want = reference.at("fc3");
+    for (int64_t i = 0; i < want.numel(); ++i)
+      if (std::abs(got.loadFloat(i) - want.loadFloat(i)) >
+          1e-5 * std::max(1.0f, std::abs(want.loadFloat(i))))
+        throw std::runtime_error(fmt::format("{} GPUs give other outputs than 1", gpus));
+  }
+}
+
+int benchMain(int argc, char** argv) {
+  int64_t batch = argc > 1 ? std::atoll(argv[1]) : 4096;
+  if (batch < 1) {
+    std::fprintf(stderr, "usage: data_parallel_bench [BATCH]   (BATCH at least 1)\n");
+    return 2;
+  }
+  checkReplayAgainstTheSim();
+  std::printf(
+      "MLP %lldx1024 -> 4096 -> 4096 -> 1024 (f32), --placement data-parallel, virtual "
+      "H100s, simulated ms of one run\n",
+      static_cast<long long>(batch));
+  std::printf("%-28s %4s | %8s %9s %8s | %8s %8s %8s\n", "output", "gpus", "scatter", "GEMMs/GPU",
+              "gather", "total", "speedup", "target");
+  for (bool loss : {false, true}) {
+    std::string model = mlp(batch, 1024, 4096, 1024, loss);
+    std::string output =
+        loss ? "mse_loss (one number)" : fmt::format("fc3 ({}x1024 to the host)", batch);
+    Clock base;
+    for (int gpus : {1, 2, 4}) {
+      std::unique_ptr<Graph> graph = compileFor(model, gpus);
+      Clock clock = replay(*graph);
+      if (gpus == 1) base = clock;
+      const char* target = loss ? "" : gpus == 2 ? "1.90x" : gpus == 4 ? "3.60x" : "-";
+      std::printf("%-28s %4d | %8.3f %9.3f %8.3f | %8.3f %7.2fx %8s\n", output.c_str(), gpus,
+                  clock.scatterMs, clock.longestGemmSpanMs(), clock.totalMs - clock.gemmEndMs,
+                  clock.totalMs, base.totalMs / clock.totalMs, target);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace gxc
+
+int main(int argc, char** argv) {
+  try {
+    return gxc::benchMain(argc, argv);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "data_parallel_bench: %s\n", error.what());
+    return 1;
+  }
+}

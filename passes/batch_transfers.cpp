@@ -1,0 +1,392 @@
+// batch-transfers: one transfer for copies that can move together.
+//
+// Why. Every copy pays a fixed cost before its first byte moves: about 5 us of driver work and
+// DMA setup (cudaMemcpyAsync; the sim's copyLatencySeconds). A model that uploads many small
+// tensors, or a stage boundary that many small activations cross together, pays it once per
+// tensor while the link idles: 200 copies of 4 KiB spend 1 ms in latency to move 800 KiB that
+// PCIe carries in 20 us. Packed into one buffer, they pay it once.
+//
+// Prior art. Packing tensors into one flat buffer is how data-parallel training communicates:
+// PyTorch DDP all-reduces gradient buckets, Horovod fuses tensors before a collective, Apex
+// and DeepSpeed keep flat parameter buffers. Point-to-point copies are another matter: PyTorch
+// `.to()`, TensorFlow's Send/Recv and ONNX Runtime's Memcpy nodes move one tensor per
+// transfer. No system we know of batches the GPU-to-GPU copies of a model-parallel graph; gxc
+// does, and host<->device copies too.
+//
+// Terms. A *group*: the copies of one dtype from one device to another (one buffer has one
+// dtype). A *batch*: copies of a group that move as one. Its *leader* is the member whose
+// earliest consumer comes first; that consumer is the *batch point*. The sources are *packed*
+// on the source device into `%batchN` by `concat` (after `reshape` to [-1] when their shapes
+// differ beyond dim 0; when they agree they stack along dim 0 as they are), `%batchN.cuda0`
+// moves it, and *pieces* (`slice`, then `reshape` back if flattened) unpack it before the
+// batch point, under the names of the copies they replace, so later IR reads as before.
+//
+// Where the constraints come from.
+// - One point in time. A batch leaves when its last source is ready, so the batch point waits
+//   for every source. "Defined before the batch point" in program order is not enough: in a
+//   pipeline, micro-batch 2's activation may be defined before stage 2 starts micro-batch 1,
+//   and one transfer of both would make stage 2 wait for stage 1's second micro-batch,
+//   undoing the pipeline. So a copy joins only if the batch point already waits for its
+//   source: the source is an ancestor of the batch point, or comes before one on the same
+//   stream (a stream runs in program order; assign-streams' streamOf names it). The
+//   *frontier* of an op maps each stream to the last op of it the op is ordered after; a
+//   source is ready for the batch point when the batch point's frontier on the source's
+//   stream reaches it. Graph inputs and params are ready from the start; copies read only by
+//   graph outputs have the end of the graph as batch point, which waits for everything.
+//   Members consumed later run on the destination after the batch point, so they gain no
+//   wait either.
+// - Size. A member saves one copy latency, 5 us. It costs one more read and write of its
+//   bytes on each side (concat, slice) and, since the batch point waits for the whole buffer,
+//   up to bytes / bandwidth of link time before it. With the cost model's figures (5 us;
+//   PCIe 40 GB/s pinned, NVLink 380 GB/s; memory 3 TB/s on a device, 100 GB/s on the host)
+//   that is 1/40e9 + 2/100e9 + 2/3e12 = 45.7 ps a byte across PCIe: a member pays for itself
+//   below 109 KB (107 KiB); over NVLink 1/380e9 + 4/3e12 = 4.0 ps a byte: below 1.26 MB.
+//   Larger copies move alone; for them the latency is a small part of the time anyway.
+// - A batch has two members at least; empty tensors are left alone (nothing to slice).
+//
+// What it costs, what it saves. The packed buffer exists on both sides while it moves (each
+// member's bytes once more on each device until unpacked), plus a pack and an unpack op per
+// member. A GPU runtime unpacks with views (PyTorch's _unflatten_dense_tensors: a narrow and a
+// view per tensor, no kernel); the sim executor runs every op, slices and reshapes included, as
+// a kernel with a 5 us launch on a GPU, so there a batch toward a GPU moves the latency it
+// saves from the copy stream to the compute stream and adds a launch per reshape. On 200 small
+// host tensors read by 100 layers on cuda:0 (bench/batch_transfers_bench, bench/RESULTS.md)
+// the batch takes the run from 1.03 ms to 0.53 ms when pieces are views, and to 2.08 ms with
+// the sim's kernels. Copies whose transfer already hides behind compute (outputs made one by
+// one and sent home) gain nothing either way: a batch saves time only where the copy stream
+// is what the run waits for.
+//
+// Phases, in rounds until a round forms no batch (so a second run finds none: idempotent); a
+// batch whose sources or batch point are copies that another batch of the round replaces
+// (copies of copies: `to` layers) waits for the next round's analysis of the new graph:
+//   1. Analysis: positions, readers, the candidates of each group (a copy this pass did not
+//      make, not empty, not too large, read by something) and, if a group has two, frontiers.
+//   2. Analysis::formBatches: per group, in the order of their consumers, the first pending
+//      copy leads a batch that every later pending copy joins if its source is ready.
+//   3. BatchWriter: packs right after the last source (packing at the batch point would make
+//      the pack wait for unrelated work queued on the source's stream), copies and unpacks
+//      right before the batch point.
+#include "passes/batch_transfers.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "passes/assign_streams.h"
+#include "runtime/sim_cost_model.h"
+
+namespace gxc {
+namespace {
+
+double memoryBytesPerSecond(const Device& device) {
+  const SimCostTable& costs = h100SxmCosts();
+  return device.isCpu() ? costs.hostMemoryBytesPerSecond : costs.memoryBytesPerSecond;
+}
+
+}  // namespace
+
+int64_t maxBatchedCopyBytes(const Device& from, const Device& to) {
+  // The sim platform's H100 table (runtime/sim_cost_model.cpp gives the sources).
+  const SimCostTable& costs = h100SxmCosts();
+  double link = from.isCpu() || to.isCpu() ? costs.hostToDevicePinnedBytesPerSecond
+                                           : costs.deviceToDeviceBytesPerSecond;
+  double secondsPerByte = 1 / link + 2 / memoryBytesPerSecond(from) + 2 / memoryBytesPerSecond(to);
+  return static_cast<int64_t>(costs.copyLatencySeconds / secondsPerByte);
+}
+
+namespace {
+
+struct Candidate {
+  Op* copy;
+  size_t copyIndex;
+  Op* consumer;          // the earliest op reading the copy; null when only outputs do
+  size_t consumerIndex;  // ops().size() for the end of the graph
+};
+
+using Batch = std::vector<Candidate>;  // the leader first
+
+bool consumedFirst(const Candidate& a, const Candidate& b) {
+  return std::tie(a.consumerIndex, a.copyIndex) < std::tie(b.consumerIndex, b.copyIndex);
+}
+
+using GroupKey = std::tuple<std::string, std::string, DType>;
+
+const Device& sourceDevice(const Op& copy) { return copy.operands[0]->type.device; }
+
+GroupKey groupOf(const Op& copy) {
+  return {sourceDevice(copy).str(), copy.device().str(), copy.result->type.dtype};
+}
+
+// Empty tensors and copies too large to pay for their share are never batched.
+bool worthBatching(const Op& copy) {
+  const TensorType& type = copy.result->type;
+  GXC_CHECK(type.known, "batch-transfers before infer-shapes: copy '{}' is untyped",
+            copy.layerName());
+  return type.numel() > 0 && type.bytes() <= maxBatchedCopyBytes(sourceDevice(copy), type.device);
+}
+
+// A transfer this pass made: a packed buffer that only the slices unpacking it read.
+bool isBatchedTransfer(const Op& copy, const std::vector<Op*>& readers) {
+  const Op* producer = copy.operands[0]->producer;
+  if (!producer || producer->kind != OpKind::Concat || readers.empty()) return false;
+  return std::all_of(readers.begin(), readers.end(),
+                     [](const Op* op) { return op->kind == OpKind::Slice; });
+}
+
+class Analysis {
+ public:
+  explicit Analysis(const Graph& graph) : graph_(graph) {
+    // A cheap look first: most graphs have no two small copies between one pair of devices.
+    std::map<GroupKey, int> counts;
+    bool anyPair = false;
+    for (const Op* op : graph.ops())
+      if (op->kind == OpKind::Copy && worthBatching(*op)) anyPair |= ++counts[groupOf(*op)] > 1;
+    if (!anyPair) return;
+    const std::vector<Op*>& ops = graph.ops();
+    for (size_t i = 0; i < ops.size(); ++i) {
+      index_[ops[i]] = i;
+      for (const Value* operand : ops[i]->operands) readers_[operand].push_back(ops[i]);
+    }
+    for (const GraphOutput& output : graph.outputs()) outputs_.insert(output.value);
+    for (size_t i = 0; i < ops.size(); ++i)
+      if (ops[i]->kind == OpKind::Copy && worthBatching(*ops[i])) addCandidate(ops[i], i);
+  }
+
+  std::vector<Batch> formBatches() {
+    std::vector<Batch> batches;
+    if (std::none_of(groups_.begin(), groups_.end(),
+                     [](const auto& group) { return group.second.size() > 1; }))
+      return batches;
+    computeFrontiers();
+    for (auto& [key, pending] : groups_) {
+      std::sort(pending.begin(), pending.end(), consumedFirst);
+      while (!pending.empty()) {
+        Batch batch = {pending.front()};
+        std::vector<Candidate> rest;
+        for (size_t i = 1; i < pending.size(); ++i)
+          (readyFor(pending[i], batch.front()) ? batch : rest).push_back(pending[i]);
+        if (batch.size() > 1) batches.push_back(std::move(batch));
+        pending = std::move(rest);
+      }
+    }
+    // Numbered in program order: %batch0 is the first to move.
+    std::sort(batches.begin(), batches.end(),
+              [](const Batch& a, const Batch& b) { return consumedFirst(a.front(), b.front()); });
+    return batches;
+  }
+
+ private:
+  void addCandidate(Op* copy, size_t index) {
+    static const std::vector<Op*> kNone;
+    auto it = readers_.find(copy->result);
+    const std::vector<Op*>& readers = it == readers_.end() ? kNone : it->second;
+    if (isBatchedTransfer(*copy, readers)) return;
+    if (readers.empty() && !outputs_.count(copy->result)) return;  // dead: not ours to move
+    Candidate candidate = {copy, index, nullptr, graph_.ops().size()};
+    for (Op* reader : readers) {
+      size_t at = index_.at(reader);
+      if (at < candidate.consumerIndex) candidate = {copy, index, reader, at};
+    }
+    groups_[groupOf(*copy)].push_back(candidate);
+  }
+
+  // frontier_[i * streams + s]: the last op of stream s that op i is ordered after (-1: none).
+  void computeFrontiers() {
+    const std::vector<Op*>& ops = graph_.ops();
+    std::map<std::string, int> streamIds;
+    streamOfOp_.assign(ops.size(), -1);
+    for (size_t i = 0; i < ops.size(); ++i)
+      if (ops[i]->kind != OpKind::Param)
+        streamOfOp_[i] = streamIds.emplace(streamOf(*ops[i]), streamIds.size()).first->second;
+    streams_ = streamIds.size();
+    frontier_.assign(ops.size() * streams_, -1);
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (streamOfOp_[i] < 0) continue;  // params are resident: nothing orders them
+      int64_t* row = &frontier_[i * streams_];
+      for (const Value* operand : ops[i]->operands) {
+        const Op* producer = operand->producer;
+        if (!producer || producer->kind == OpKind::Param) continue;
+        const int64_t* from = &frontier_[index_.at(producer) * streams_];
+        for (size_t s = 0; s < streams_; ++s) row[s] = std::max(row[s], from[s]);
+      }
+      row[streamOfOp_[i]] = static_cast<int64_t>(i);
+    }
+  }
+
+  // Whether the leader's batch point already waits for the candidate's source.
+  bool readyFor(const Candidate& candidate, const Candidate& leader) const {
+    const Op* producer = candidate.copy->operands[0]->producer;
+    if (!producer || producer->kind == OpKind::Param || !leader.consumer) return true;
+    size_t at = index_.at(producer);
+    return frontier_[leader.consumerIndex * streams_ + streamOfOp_[at]] >= static_cast<int64_t>(at);
+  }
+
+  const Graph& graph_;
+  std::unordered_map<const Op*, size_t> index_;
+  std::unordered_map<const Value*, std::vector<Op*>> readers_;
+  std::unordered_set<const Value*> outputs_;
+  std::map<GroupKey, std::vector<Candidate>> groups_;
+  std::vector<int> streamOfOp_;
+  size_t streams_ = 0;
+  std::vector<int64_t> frontier_;
+};
+
+std::string deviceSuffix(const Device& device) {
+  std::string suffix = device.str();
+  suffix.erase(std::remove(suffix.begin(), suffix.end(), ':'), suffix.end());
+  return suffix;
+}
+
+// Whether the values stack along dim 0 as they are (same dims after the first), so no piece
+// needs a reshape on either side.
+bool stacksAlongDim0(const Batch& batch) {
+  const Shape& first = batch.front().copy->result->type.shape;
+  return std::all_of(batch.begin(), batch.end(), [&](const Candidate& member) {
+    const Shape& shape = member.copy->result->type.shape;
+    return !shape.empty() && !first.empty() &&
+           std::equal(shape.begin() + 1, shape.end(), first.begin() + 1, first.end());
+  });
+}
+
+class BatchWriter {
+ public:
+  explicit BatchWriter(Graph& graph) : graph_(graph) {}
+
+  void write(const Batch& batch) {
+    const Candidate& leader = batch.front();
+    const Device from = sourceDevice(*leader.copy), to = leader.copy->device();
+    const DType dtype = leader.copy->result->type.dtype;
+    const bool stacked = stacksAlongDim0(batch);
+    Op* packAt = packPoint(batch);
+    std::vector<Value*> pieces;
+    int64_t length = 0;
+    for (const Candidate& member : batch) {
+      Value* source = member.copy->operands[0];
+      if (!stacked && source->type.rank() != 1) {
+        Attrs flat;
+        flat.set("shape", std::vector<int64_t>{-1});
+        source =
+            insert(packAt, OpKind::Reshape, source, graph_.uniqueName(source->name + ".flat"),
+                   TensorType::of(dtype, {source->type.numel()}, from), flat, member.copy->loc);
+      }
+      pieces.push_back(source);
+      length += source->type.shape[0];
+    }
+    Shape packedShape = pieces.front()->type.shape;
+    packedShape[0] = length;
+    std::string name = nextBatchName();
+    Op* pack =
+        graph_.insertOpBefore(packAt, OpKind::Concat, pieces, name,
+                              TensorType::of(dtype, packedShape, from), {}, leader.copy->loc);
+    Value* moved = insert(leader.consumer, OpKind::Copy, pack->result,
+                          graph_.uniqueName(name + "." + deviceSuffix(to)),
+                          TensorType::of(dtype, packedShape, to), {}, leader.copy->loc);
+    int64_t offset = 0;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      unpack(batch[i].copy, moved, offset, pieces[i]->type.shape[0], leader.consumer);
+      offset += pieces[i]->type.shape[0];
+    }
+  }
+
+ private:
+  Value* insert(Op* before, OpKind kind, Value* operand, const std::string& name, TensorType type,
+                Attrs attrs, const SourceLoc& loc) {
+    return graph_
+        .insertOpBefore(before, kind, {operand}, name, std::move(type), std::move(attrs), loc)
+        ->result;
+  }
+
+  // Right after the last source is defined, past the params (resident: they order nothing).
+  Op* packPoint(const Batch& batch) const {
+    size_t at = 0;
+    for (const Candidate& member : batch) {
+      const Op* producer = member.copy->operands[0]->producer;
+      if (producer && producer->kind != OpKind::Param)
+        at = std::max(at, graph_.opIndex(producer) + 1);
+    }
+    const std::vector<Op*>& ops = graph_.ops();
+    while (at < ops.size() && ops[at]->kind == OpKind::Param) ++at;
+    return at < ops.size() ? ops[at] : nullptr;
+  }
+
+  std::string nextBatchName() {
+    while (graph_.find("batch" + std::to_string(nextBatch_))) ++nextBatch_;
+    return "batch" + std::to_string(nextBatch_++);
+  }
+
+  // Replaces `copy` by rows [offset, offset + length) of `moved`, reshaped back to its shape
+  // if it was flattened; the result keeps the copy's name, so its readers see no change.
+  void unpack(Op* copy, Value* moved, int64_t offset, int64_t length, Op* before) {
+    const std::string name = copy->result->name;
+    const TensorType type = copy->result->type;
+    const SourceLoc loc = copy->loc;
+    // Its readers let go of it for a moment, so that it can be erased and its name reused.
+    std::vector<std::pair<Op*, size_t>> readers;
+    for (Op* op : graph_.ops())
+      for (size_t i = 0; i < op->operands.size(); ++i)
+        if (op->operands[i] == copy->result) readers.emplace_back(op, i);
+    std::vector<size_t> outputs;
+    for (size_t i = 0; i < graph_.outputs().size(); ++i)
+      if (graph_.outputs()[i].value == copy->result) outputs.push_back(i);
+    for (auto [op, i] : readers) op->operands[i] = moved;
+    for (size_t i : outputs) graph_.setOutputValue(i, moved);
+    graph_.eraseOp(copy);
+
+    Attrs rows;
+    rows.set("start", offset);
+    rows.set("end", offset + length);
+    bool reshaped = moved->type.rank() == 1 && type.rank() != 1;
+    Shape sliced = type.shape;
+    if (reshaped) sliced = {length};
+    Value* piece =
+        insert(before, OpKind::Slice, moved, reshaped ? graph_.uniqueName(name + ".flat") : name,
+               TensorType::of(type.dtype, sliced, type.device), rows, loc);
+    if (reshaped) {
+      Attrs back;
+      back.set("shape", type.shape);
+      piece = insert(before, OpKind::Reshape, piece, name, type, back, loc);
+    }
+    for (auto [op, i] : readers) op->operands[i] = piece;
+    for (size_t i : outputs) graph_.setOutputValue(i, piece);
+  }
+
+  Graph& graph_;
+  int nextBatch_ = 0;
+};
+
+// Whether the batch reads a copy that a batch of this round replaces, as a source or as its
+// batch point: it waits for the next round, which sees the graph as it is then.
+bool readsMovingCopy(const Batch& batch, const std::unordered_set<const Op*>& moving) {
+  if (batch.front().consumer && moving.count(batch.front().consumer)) return true;
+  return std::any_of(batch.begin(), batch.end(), [&](const Candidate& member) {
+    return moving.count(member.copy->operands[0]->producer) != 0;
+  });
+}
+
+}  // namespace
+
+bool BatchTransfersPass::run(Graph& graph, const PassContext&) const {
+  for (const Op* op : graph.ops())
+    GXC_CHECK(!op->attrs.has("stream"), "batch-transfers after assign-streams: '{}' is scheduled",
+              op->layerName());
+  BatchWriter writer(graph);
+  bool changed = false;
+  for (;;) {
+    std::vector<Batch> batches = Analysis(graph).formBatches();
+    std::unordered_set<const Op*> moving;
+    for (const Batch& batch : batches)
+      for (const Candidate& member : batch) moving.insert(member.copy);
+    std::vector<const Batch*> ready;
+    for (const Batch& batch : batches)
+      if (!readsMovingCopy(batch, moving)) ready.push_back(&batch);
+    // None when no batch forms, or (only with copies of copies going back and forth) when
+    // every batch waits for another: what is left moves as it is.
+    if (ready.empty()) return changed;
+    for (const Batch* batch : ready) writer.write(*batch);
+    changed = true;
+  }
+}
+
+}  // namespace gxc

@@ -1,0 +1,140 @@
+#include "passes/data_parallel_rules.h"
+
+#include <algorithm>
+
+#include "ir/infer_type.h"
+
+namespace gxc {
+namespace {
+
+bool isBatched(const std::vector<bool>& batched, size_t operand) {
+  return operand < batched.size() && batched[operand];
+}
+
+// An unbatched operand of an op whose result has dim 0 = the batch: every row of the result
+// reads all of it (it broadcasts over dim 0), so every device can read it whole.
+bool broadcastsOverRows(const TensorType& operand, int64_t resultRank) {
+  return operand.rank() < resultRank || operand.shape[0] == 1;
+}
+
+bool axisIsRows(int64_t axis, int64_t rank) { return normalizeAxis(axis, rank) == 0; }
+
+// NumPy broadcasting: a batched operand must span the result's dim 0 itself (same rank), and
+// an unbatched one must broadcast over it.
+bool elementwiseIsRowWise(const Op& op, const std::vector<bool>& batched) {
+  int64_t rank = op.result->type.rank();
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    const TensorType& type = op.operands[i]->type;
+    if (isBatched(batched, i) ? type.rank() != rank : !broadcastsOverRows(type, rank)) return false;
+  }
+  return true;
+}
+
+// 2-D: x @ W with the batch as x's rows (not W @ x, whose batched dim 0 is the contraction).
+// 3-D: a stack of matrices whose stack dim is the batch, against one matrix or a stack of one.
+bool matmulIsRowWise(const Op& op, const std::vector<bool>& batched) {
+  if (op.result->type.rank() == 2)
+    return isBatched(batched, 0) && !isBatched(batched, 1) &&
+           !op.attrs.getBool("transpose_a", false);
+  for (size_t i = 0; i < 2; ++i) {
+    const TensorType& type = op.operands[i]->type;
+    if (isBatched(batched, i) ? type.rank() != 3 : !(type.rank() == 2 || type.shape[0] == 1))
+      return false;
+  }
+  return true;
+}
+
+// Ops whose result keeps the batch as its dim 0: whether row r of the result depends only on
+// row r of every batched operand.
+bool rowWise(const Op& op, const std::vector<bool>& batched) {
+  const TensorType& x = op.operands[0]->type;
+  auto onlyFirstBatched = [&] {
+    for (size_t i = 1; i < op.operands.size(); ++i)
+      if (isBatched(batched, i)) return false;
+    return isBatched(batched, 0);
+  };
+  if (isElementwiseUnary(op.kind)) return true;
+  if (isElementwiseBinary(op.kind)) return elementwiseIsRowWise(op, batched);
+  switch (op.kind) {
+    case OpKind::Matmul:
+      return matmulIsRowWise(op, batched);
+    case OpKind::Linear:     // nn.Linear treats every leading dim as a batch dim
+    case OpKind::LayerNorm:  // normalizes over the last dim only
+      return onlyFirstBatched() && x.rank() >= 2;
+    case OpKind::Softmax:
+    case OpKind::LogSoftmax:
+      return !axisIsRows(op.attrs.getInt("axis", -1), x.rank());
+    case OpKind::Sum:
+    case OpKind::Mean:
+    case OpKind::Max:
+      return true;  // batchRole has sent reductions over dim 0 elsewhere
+    case OpKind::Reshape:
+      // Row-major: when dim 0 stays the same, row r stays the same elements, regrouped.
+      return true;
+    case OpKind::Transpose: {
+      auto perm = op.attrs.getIntList("perm");
+      return perm ? axisIsRows((*perm)[0], x.rank()) : x.rank() == 1;
+    }
+    case OpKind::Concat:
+    case OpKind::Slice: {
+      for (size_t i = 0; i < op.operands.size(); ++i)
+        if (!isBatched(batched, i)) return false;
+      return !axisIsRows(op.attrs.getInt("axis", 0), x.rank());
+    }
+    case OpKind::Embedding:  // a lookup per index
+      return onlyFirstBatched();
+    case OpKind::To:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+std::vector<RowRange> chunkRows(int64_t rows, int64_t parts) {
+  GXC_CHECK(rows > 0 && parts > 0, "chunking {} rows into {} parts", rows, parts);
+  int64_t chunk = (rows + parts - 1) / parts;
+  std::vector<RowRange> ranges;
+  for (int64_t start = 0; start < rows; start += chunk)
+    ranges.push_back({start, std::min(rows, start + chunk)});
+  return ranges;
+}
+
+BatchRole batchRole(const Op& op, const std::vector<bool>& batched) {
+  int64_t rows = -1;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    if (!isBatched(batched, i)) continue;
+    int64_t n = op.operands[i]->type.shape.at(0);
+    // Batches of different sizes are cut differently: rows do not line up across devices.
+    if (rows >= 0 && n != rows) return BatchRole::Whole;
+    rows = n;
+  }
+  if (rows < 0) return BatchRole::Unbatched;
+  switch (op.kind) {
+    case OpKind::Sum:
+    case OpKind::Mean:
+    case OpKind::Max: {
+      auto axes = op.attrs.getAxes("axis");
+      if (!axes) return BatchRole::BatchReduce;  // over every axis, the batch's included
+      for (int64_t axis : *axes)
+        if (axisIsRows(axis, op.operands[0]->type.rank())) return BatchRole::BatchReduce;
+      break;
+    }
+    case OpKind::MseLoss:
+    case OpKind::CrossEntropy: {
+      // Prediction and target row by row; a class weight is one for every row.
+      if (!isBatched(batched, 0) || !isBatched(batched, 1) || isBatched(batched, 2))
+        return BatchRole::Whole;
+      return op.attrs.getString("reduction", "mean") == "none" ? BatchRole::RowWise
+                                                               : BatchRole::BatchReduce;
+    }
+    default:
+      break;
+  }
+  const Shape& result = op.result->type.shape;
+  if (result.empty() || result[0] != rows) return BatchRole::Whole;
+  return rowWise(op, batched) ? BatchRole::RowWise : BatchRole::Whole;
+}
+
+}  // namespace gxc
