@@ -13,6 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include "output_compare.h"
+
 #include "frontend/model_loader.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
@@ -340,18 +342,7 @@ TEST_P(DataParallelExecutionTest, OutputsMatchTheHostReference) {
   config.memoryPerGpu = int64_t{1} << 30;
   SimRunReport report;
   std::map<std::string, Tensor> actual = SimExecutor(*graph, config).run(inputs, &report);
-  ASSERT_EQ(actual.size(), expected.size());
-  for (const auto& [name, want] : expected) {
-    const Tensor& got = actual.at(name);
-    ASSERT_EQ(got.shape(), want.shape()) << name;
-    double worst = 0;
-    for (int64_t i = 0; i < want.numel(); ++i) {
-      double a = got.loadFloat(i), b = want.loadFloat(i);
-      double error = std::abs(a - b) / std::max(1.0, std::abs(b));
-      worst = std::isnan(error) ? INFINITY : std::max(worst, error);
-    }
-    EXPECT_LE(worst, 1e-5) << name;
-  }
+  expectOutputsClose(actual, expected, 1e-5);
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, DataParallelExecutionTest, testing::ValuesIn(cases()), caseName);

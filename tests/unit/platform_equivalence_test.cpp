@@ -13,6 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include "output_compare.h"
+
 #include "frontend/model_loader.h"
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
@@ -130,18 +132,7 @@ TEST_P(PlatformEquivalenceTest, OutputsMatchTheHostReference) {
   if (c.placement == "manual") {
     EXPECT_GT(copies, 0) << "something must cross devices";
   }
-  ASSERT_EQ(actual.size(), expected.size());
-  for (const auto& [name, want] : expected) {
-    const Tensor& got = actual.at(name);
-    ASSERT_EQ(got.shape(), want.shape()) << name;
-    double worst = 0;
-    for (int64_t i = 0; i < want.numel(); ++i) {
-      double a = got.loadFloat(i), b = want.loadFloat(i);
-      double error = std::abs(a - b) / std::max(1.0, std::abs(b));
-      worst = std::isnan(error) ? INFINITY : std::max(worst, error);
-    }
-    EXPECT_LE(worst, 1e-5) << name;
-  }
+  expectOutputsClose(actual, expected, 1e-5);
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, PlatformEquivalenceTest, testing::ValuesIn(cases()), caseName);

@@ -13,38 +13,14 @@
 
 #include <gtest/gtest.h>
 
+#include "io_test_helpers.h"
 #include "ir/diagnostic.h"
 
 namespace gxc {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string fixture(const std::string& name) {
-  return std::string(GXC_FIXTURE_DIR) + "/io/" + name;
-}
-
-// The formulas make_io_fixtures.py filled its tensors with.
-float floatValue(int64_t i) { return static_cast<float>(i - 2) * 0.75f; }
-int64_t i32Value(int64_t i) { return i * 100000 - 7; }
-int64_t i64Value(int64_t i) { return (i - 2) * (int64_t{1} << 40) + 3; }
-
-// The text gxc prints for the Model error that `read` throws.
-std::string modelErrorOf(const std::function<void()>& read) {
-  try {
-    read();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Model);
-    return formatError(e);
-  }
-  ADD_FAILURE() << "no error thrown";
-  return "";
-}
-
-std::string fileBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using namespace iotest;
 
 // A safetensors file: the 8-byte little-endian header length, the header, then `data`.
 std::string safetensorsBytes(const std::string& header, const std::string& data) {
