@@ -4,7 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 iterations=${1:-20}
+stderr=$(mktemp)
+trap 'rm -f "$stderr"' EXIT
 build/gxc run bench/models/mlp_wide.yaml --devices cpu --iterations "$iterations" \
-  --report /tmp/gxc-bench-report.json > /dev/null 2> /tmp/gxc-bench-stderr
-grep iterations /tmp/gxc-bench-stderr | sed 's/^ */gxc: /'
+  > /dev/null 2> "$stderr"
+grep iterations "$stderr" | sed 's/^ */gxc: /'
 python3 bench/mlp_wide_numpy.py "$iterations"
