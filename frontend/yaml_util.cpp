@@ -43,12 +43,9 @@ void YamlReader::checkKeys(const YAML::Node& map, std::initializer_list<std::str
 
 void YamlReader::checkKeys(const YAML::Node& map, const std::vector<std::string>& allowed,
                            std::string_view what) const {
-  std::map<std::string, SourceLoc> seen;
+  checkUniqueKeys(map, what);
   for (const auto& entry : map) {
-    std::string key = scalar(entry.first, "a key");
-    auto [first, inserted] = seen.emplace(key, loc(entry.first));
-    if (!inserted)
-      fail(entry.first, "{} has key '{}' twice (first at line {})", what, key, first->second.line);
+    std::string key = entry.first.Scalar();
     bool known = false;
     for (const std::string& name : allowed) known |= name == key;
     if (!known)

@@ -76,33 +76,6 @@ namespace {
 
 constexpr const char* kMarker = "data_parallel";
 
-bool dropAnnotations(Graph& graph, const PassContext& context) {
-  bool changed = false;
-  bool annotated = false;
-  for (Value* input : graph.inputs()) {
-    annotated |= input->type.device.isCuda();
-    changed |= input->type.device != Device::cpu();
-    input->type.device = Device::cpu();
-  }
-  for (Op* op : graph.ops()) {
-    if (op->kind == OpKind::To) {
-      // A `to` names its device in an attribute too: it now stays where it runs, which with
-      // more than one device is decided below and ends on the first device when it is whole.
-      std::string first = context.devices.front().str();
-      changed |= op->attrs.getString("device", first) != first;
-      op->attrs.set("device", first);
-    }
-    if (!op->device().placed()) continue;
-    annotated = changed = true;
-    op->result->type.device = {};
-  }
-  if (annotated)
-    context.emitNote(
-        "data-parallel placement ignores the model's device annotations: every device runs the "
-        "whole model on its share of the batch");
-  return changed;
-}
-
 std::string shardName(const std::string& name, size_t shard) {
   return fmt::format("{}.shard{}", name, shard);
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "passes/pass.h"
 
 namespace gxc {
 
@@ -31,5 +32,10 @@ enum class BatchRole {
 
 // `batched[i]` says whether operand i is batched; batched values have rank >= 1.
 BatchRole batchRole(const Op& op, const std::vector<bool>& batched);
+
+// Phase 1 of data-parallel: forgets the model's device annotations (the replicas decide
+// where work runs), saying so in one note when the model had any; `to` layers keep to the
+// first device. Returns whether anything changed.
+bool dropAnnotations(Graph& graph, const PassContext& context);
 
 }  // namespace gxc

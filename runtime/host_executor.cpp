@@ -58,12 +58,7 @@ std::map<std::string, Tensor> HostExecutor::run(const std::map<std::string, Tens
     live[value] = std::move(tensor);
   };
   for (const Value* input : graph_.inputs()) {
-    auto it = inputs.find(input->name);
-    GXC_CHECK(it != inputs.end(), "no tensor for input '{}'", input->name);
-    GXC_CHECK(it->second.dtype() == input->type.dtype && it->second.shape() == input->type.shape,
-              "input '{}' does not have its declared type {}", input->name,
-              input->type.withoutDevice());
-    track(input, it->second);
+    track(input, boundInput(inputs, input->name, input->type));
   }
   const auto& ops = graph_.ops();
   for (size_t i = 0; i < ops.size(); ++i) {

@@ -122,17 +122,13 @@ void SimExecutor::uploadParams() {
 
 void SimExecutor::placeInputs(RunState& state, const std::map<std::string, Tensor>& inputs) {
   for (const Value* input : graph_.inputs()) {
-    auto it = inputs.find(input->name);
-    GXC_CHECK(it != inputs.end(), "no tensor for input '{}'", input->name);
-    GXC_CHECK(it->second.dtype() == input->type.dtype && it->second.shape() == input->type.shape,
-              "input '{}' does not have its declared type {}", input->name,
-              input->type.withoutDevice());
+    const Tensor& tensor = boundInput(inputs, input->name, input->type);
     const Device& device = input->type.device;
     CachingAllocator& allocator = allocatorFor(device);
     CachingAllocator::Block block =
         allocator.allocate(input->type.bytes(), fmt::format("input '{}'", input->name), input->loc);
     state.live[input] = {nullptr, &allocator, block};
-    state.live[input].data = upload(it->second, device);
+    state.live[input].data = upload(tensor, device);
     if (device.isCuda()) state.device(device).uploadedBytes += input->type.bytes();
     freeIfDead(state, input, std::numeric_limits<size_t>::max());
   }

@@ -85,6 +85,15 @@ Tensor Tensor::reshaped(Shape shape) const {
   return t;
 }
 
+const Tensor& boundInput(const std::map<std::string, Tensor>& inputs, const std::string& name,
+                         const TensorType& type) {
+  auto it = inputs.find(name);
+  GXC_CHECK(it != inputs.end(), "no tensor for input '{}'", name);
+  GXC_CHECK(it->second.dtype() == type.dtype && it->second.shape() == type.shape,
+            "input '{}' does not have its declared type {}", name, type.withoutDevice());
+  return it->second;
+}
+
 // The conversions follow IEEE 754 round-to-nearest-even, as CUDA's __float2half_rn and
 // __float2bfloat16_rn do, so host and GPU store the same bits.
 uint16_t floatToHalf(float value) {

@@ -3,6 +3,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "ir/tensor_type.h"
@@ -50,6 +52,11 @@ class Tensor {
   int64_t numel_ = 0;
   std::vector<std::byte> bytes_;
 };
+
+// The tensor bound to `name` in `inputs`, checked to have `type`'s dtype and shape: what
+// every executor does with a run's inputs (the driver has already checked them for the user).
+const Tensor& boundInput(const std::map<std::string, Tensor>& inputs, const std::string& name,
+                         const TensorType& type);
 
 // IEEE binary16 and bfloat16 conversions, round to nearest even.
 uint16_t floatToHalf(float value);
