@@ -59,10 +59,15 @@ std::string printDot(const Graph& graph) {
     nodesByDevice[device].push_back(fmt::format("{} [label={}{}, fillcolor=\"{}\"];", node,
                                                 quoted(label(*op)), shape, fillOf(op->device())));
   }
+  // Under pipeline placement each GPU runs one stage: its box says which.
+  bool staged = graph.attrs().has("pipeline_stages");
   int cluster = 0;
   for (const auto& [device, nodes] : nodesByDevice) {
+    const Device& where = devices.at(device);
+    std::string title =
+        staged && where.isCuda() ? fmt::format("stage {} ({})", where.index, device) : device;
     out += fmt::format("  subgraph cluster_{} {{\n    label={}; style=\"rounded\";\n", cluster++,
-                       quoted(device));
+                       quoted(title));
     for (const std::string& node : nodes) out += "    " + node + "\n";
     out += "  }\n";
   }

@@ -52,6 +52,19 @@ void Graph::eraseOp(Op* op) {
   // Storage stays until the graph dies, so stale pointers never dangle.
 }
 
+void Graph::reorderOps(std::vector<Op*> order) {
+  GXC_CHECK(order.size() == ops_.size(), "a new order of {} ops for {}", order.size(), ops_.size());
+  std::unordered_map<const Op*, size_t> position;
+  for (size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
+  for (const Op* op : ops_) {
+    GXC_CHECK(position.count(op), "op '{}' is missing from the new order", op->layerName());
+    for (const Value* operand : op->operands)
+      GXC_CHECK(!operand->producer || position.at(operand->producer) < position.at(op),
+                "the new order reads '{}' before it is computed", operand->name);
+  }
+  ops_ = std::move(order);
+}
+
 void Graph::replaceAllUsesWith(Value* from, Value* to) {
   for (Op* op : ops_)
     for (Value*& operand : op->operands)

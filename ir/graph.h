@@ -66,6 +66,8 @@ class Graph {
                      SourceLoc loc = {});
   // Removes an op whose result nothing uses any more.
   void eraseOp(Op* op);
+  // The same ops in another order, which must keep every operand before its use.
+  void reorderOps(std::vector<Op*> order);
   // Every operand and output that is `from` becomes `to`.
   void replaceAllUsesWith(Value* from, Value* to);
   void addOutput(const std::string& name, Value* value);

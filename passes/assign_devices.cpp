@@ -89,8 +89,15 @@ bool AssignDevicesPass::run(Graph& graph, const PassContext& context) const {
   if (context.placement == "auto") changed |= placeAutomatically(graph, context, reasons);
   for (const Op* op : graph.ops()) {
     if (op->kind == OpKind::Param || reasons.count(op->layerName())) continue;
-    reasons[op->layerName()] =
-        op->device().placed() ? "constraint (the model places it)" : "the run's first device";
+    std::string& reason = reasons[op->layerName()];
+    if (!op->device().placed())
+      reason = "the run's first device";
+    else if (context.placement != "pipeline")
+      reason = "constraint (the model places it)";
+    else if (op->kind == OpKind::Slice && op->device().isCpu())
+      reason = "a micro-batch of an input, cut on the host";
+    else
+      reason = "its pipeline stage";
   }
   for (Value* input : graph.inputs())
     changed |= setDevice(input, placer.resolve(input->type.device,

@@ -52,308 +52,25 @@
 // Phases
 //   1. dropAnnotations: the model's device annotations are ignored (one note says so);
 //      inputs go to the host, params are unplaced. With one device this is all.
-//   2. Rewriter::distribute walks the ops in order and gives each its BatchRole: row-wise ops
-//      are replicated per shard (input shards are `slice` ops on the host, made when first
-//      read), batch reductions become partials and their combination (the original op, kept
-//      under its name, becomes the last step), the others run once on the first device.
-//      Every operand on another device comes through Rewriter::on, the one `to` per value
-//      and device.
-//   3. Rewriter::gather: every batched value that something still reads whole (an op that is
-//      not row-wise, or an output) becomes the concatenation of its shards along dim 0 on the
-//      first device, under its own name; the unread ones disappear.
+//   2. splitBatch (batch_split.h, shared with pipeline-stages) walks the ops in order and
+//      gives each its BatchRole: row-wise ops are replicated per shard (input shards are
+//      `slice` ops on the host, made when first read), batch reductions become partials and
+//      their combination (the original op, kept under its name, becomes the last step), the
+//      others run once on the first device. Every operand on another device comes through
+//      one `to` per value and device.
+//   3. Still in splitBatch: every batched value that something still reads whole (an op that
+//      is not row-wise, or an output) becomes the concatenation of its shards along dim 0 on
+//      the first device, under its own name; the unread ones disappear.
 //   4. The graph is marked `data_parallel = k`, so a second run leaves it alone.
 #include "passes/data_parallel.h"
 
-#include <algorithm>
-#include <map>
-#include <unordered_map>
-
-#include "ir/infer_type.h"
+#include "passes/batch_split.h"
 #include "passes/data_parallel_rules.h"
 
 namespace gxc {
 namespace {
 
 constexpr const char* kMarker = "data_parallel";
-
-std::string shardName(const std::string& name, size_t shard) {
-  return fmt::format("{}.shard{}", name, shard);
-}
-
-class Rewriter {
- public:
-  Rewriter(Graph& graph, const PassContext& context)
-      : graph_(graph), devices_(context.devices), first_(context.devices.front()) {}
-
-  void run() {
-    for (Value* input : graph_.inputs())
-      if (input->type.rank() >= 1) batched_[input];
-    std::vector<Op*> ops = graph_.ops();  // a snapshot: shards are inserted as we go
-    distribute(ops);
-    gather();
-    graph_.attrs().set(kMarker, static_cast<int64_t>(devices_.size()));
-  }
-
- private:
-  // Phase 2.
-  void distribute(const std::vector<Op*>& ops) {
-    for (Op* op : ops) {
-      if (op->kind == OpKind::Param) continue;
-      std::vector<bool> batched;
-      for (const Value* operand : op->operands) batched.push_back(batched_.count(operand) != 0);
-      switch (batchRole(*op, batched)) {
-        case BatchRole::RowWise:
-          replicate(*op);
-          break;
-        case BatchRole::BatchReduce:
-          combine(*op);
-          break;
-        case BatchRole::Unbatched:
-        case BatchRole::Whole:
-          runOnFirst(*op);
-          break;
-      }
-    }
-  }
-
-  // A batched value computed by an op is read whole where phase 3 gathers it, on the first
-  // device; anything else comes to the first device through a `to`.
-  void runOnFirst(Op& op) {
-    op.result->type.device = first_;
-    if (op.kind == OpKind::To) return;  // it moves its operand itself
-    for (Value*& operand : op.operands)
-      if (!(batched_.count(operand) && operand->producer)) operand = on(operand, first_, &op);
-  }
-
-  // The shards of a batched value; a graph input's are made (on the host) the first time.
-  const std::vector<Value*>& shardsOf(Value* value, Op* reader) {
-    std::vector<Value*>& shards = batched_.at(value);
-    if (!shards.empty()) return shards;
-    GXC_CHECK(!value->producer, "batched value '{}' has no shards", value->name);
-    std::vector<RowRange> chunks = chunkRows(value->type.shape[0], devices_.size());
-    for (size_t i = 0; i < chunks.size(); ++i) {
-      Attrs attrs;
-      attrs.set("axis", int64_t{0});
-      attrs.set("start", chunks[i].start);
-      attrs.set("end", chunks[i].end);
-      shards.push_back(emit(reader, OpKind::Slice, {value}, shardName(value->name, i),
-                            Device::cpu(), attrs, value->loc));
-    }
-    return shards;
-  }
-
-  // Operand `i` of `op` as chunk `shard` reads it on its device: its shard when batched,
-  // else itself.
-  Value* operandFor(Op& op, size_t i, size_t shard) {
-    Value* operand = op.operands[i];
-    if (batched_.count(operand)) operand = shardsOf(operand, &op).at(shard);
-    return on(operand, devices_[shard], &op);
-  }
-
-  // `value` where `device` can read it: itself when it is there (or a param, which
-  // assign-devices replicates), else one explicit `to` per value and device, named as
-  // insert-copies names copies. The transfers are DataParallel's scatter and gather, which
-  // the placement asked for, so --strict lets them through.
-  Value* on(Value* value, const Device& device, Op* before) {
-    const Device& where = value->type.device;
-    if (!where.placed() || where == device) return value;
-    Value*& moved = moved_[{value, device.str()}];
-    if (!moved) {
-      std::string suffix = device.str();
-      suffix.erase(std::remove(suffix.begin(), suffix.end(), ':'), suffix.end());
-      Attrs attrs;
-      attrs.set("device", device.str());
-      moved =
-          emit(before, OpKind::To, {value}, value->name + "." + suffix, device, attrs, before->loc);
-    }
-    return moved;
-  }
-
-  void replicate(Op& op) {
-    originals_.push_back(&op);
-    std::vector<RowRange> chunks = chunkRows(op.result->type.shape[0], devices_.size());
-    std::vector<Value*> shards;
-    for (size_t s = 0; s < chunks.size(); ++s) {
-      std::vector<Value*> operands;
-      for (size_t i = 0; i < op.operands.size(); ++i) operands.push_back(operandFor(op, i, s));
-      Attrs attrs = op.attrs;
-      if (op.kind == OpKind::Reshape) {
-        Shape shape = op.result->type.shape;
-        shape[0] = chunks[s].rows();
-        attrs.set("shape", shape);
-      }
-      if (op.kind == OpKind::To) attrs.set("device", devices_[s].str());  // already there
-      shards.push_back(
-          emit(&op, op.kind, operands, shardName(op.layerName(), s), devices_[s], attrs, op.loc));
-    }
-    batched_[op.result] = shards;
-  }
-
-  // A batch reduction: partials per shard, combined on the first device; `op` itself becomes
-  // the last step, so its name and its readers stay.
-  void combine(Op& op) {
-    if (op.kind == OpKind::MseLoss || op.kind == OpKind::CrossEntropy)
-      combineLoss(op);
-    else
-      combineReduction(op);
-  }
-
-  void combineReduction(Op& op) {
-    Value* x = op.operands[0];
-    Attrs partialAttrs = op.attrs;
-    partialAttrs.set("keepdim", true);  // partials stack along dim 0
-    OpKind partialKind = op.kind == OpKind::Max ? OpKind::Max : OpKind::Sum;
-    size_t shardCount = shardsOf(x, &op).size();
-    std::vector<Value*> partials;
-    for (size_t s = 0; s < shardCount; ++s)
-      partials.push_back(emit(&op, partialKind, {operandFor(op, 0, s)},
-                              shardName(op.layerName(), s), devices_[s], partialAttrs, op.loc));
-    Value* stacked = concatOnFirst(op, partials, op.layerName() + ".partials");
-    if (op.kind != OpKind::Mean) {
-      rebuild(op, op.kind, {stacked}, op.attrs);
-      return;
-    }
-    Value* sum = onFirst(op, OpKind::Sum, {stacked}, op.layerName() + ".sum", op.attrs);
-    rebuild(op, OpKind::Div, {sum}, scalarAttrs(reducedCount(*x, op.attrs)));
-  }
-
-  void combineLoss(Op& op) {
-    const std::string& name = op.layerName();
-    Attrs partialAttrs = op.attrs;
-    partialAttrs.set("reduction", std::string("sum"));
-    Attrs oneElement;
-    oneElement.set("shape", Shape{1});
-    size_t shardCount = shardsOf(op.operands[0], &op).size();
-    std::vector<Value*> partials;
-    for (size_t s = 0; s < shardCount; ++s) {
-      std::vector<Value*> operands;
-      for (size_t i = 0; i < op.operands.size(); ++i) operands.push_back(operandFor(op, i, s));
-      Value* loss =
-          emit(&op, op.kind, operands, shardName(name, s), devices_[s], partialAttrs, op.loc);
-      // concat needs a dim to stack along: the 0-d partial as a vector of one.
-      partials.push_back(emit(&op, OpKind::Reshape, {loss}, shardName(name, s) + ".flat",
-                              devices_[s], oneElement, op.loc));
-    }
-    Value* stacked = concatOnFirst(op, partials, name + ".partials");
-    if (op.attrs.getString("reduction", "mean") == "sum") {
-      rebuild(op, OpKind::Sum, {stacked}, {});
-      return;
-    }
-    Value* sum = onFirst(op, OpKind::Sum, {stacked}, name + ".sum", {});
-    if (op.kind == OpKind::CrossEntropy && op.operands.size() == 3) {
-      rebuild(op, OpKind::Div, {sum, classWeightSum(op, shardCount)}, {});
-      return;
-    }
-    // mse_loss averages over every element, cross_entropy over the samples.
-    const TensorType& pred = op.operands[0]->type;
-    int64_t count = op.kind == OpKind::MseLoss ? pred.numel() : pred.shape[0];
-    rebuild(op, OpKind::Div, {sum}, scalarAttrs(count));
-  }
-
-  // The denominator of a weighted cross_entropy mean: the sum over the batch of
-  // weight[target], a lookup of the weight as a [C, 1] table per shard, summed.
-  Value* classWeightSum(Op& op, size_t shardCount) {
-    const std::string& name = op.layerName();
-    Value* weight = op.operands[2];
-    int64_t classes = weight->type.shape[0];
-    Attrs column, lookup, overRows;
-    column.set("shape", Shape{classes, 1});
-    lookup.set("num_embeddings", classes);
-    lookup.set("embedding_dim", int64_t{1});
-    overRows.set("axis", int64_t{0});
-    std::vector<Value*> partials;
-    for (size_t s = 0; s < shardCount; ++s) {
-      const Device& device = devices_[s];
-      Value* table = emit(&op, OpKind::Reshape, {operandFor(op, 2, s)},
-                          shardName(name + ".weight_column", s), device, column, op.loc);
-      Value* weights = emit(&op, OpKind::Embedding, {operandFor(op, 1, s), table},
-                            shardName(name + ".weights", s), device, lookup, op.loc);
-      partials.push_back(emit(&op, OpKind::Sum, {weights}, shardName(name + ".weight_sum", s),
-                              device, overRows, op.loc));
-    }
-    Value* stacked = concatOnFirst(op, partials, name + ".weight_partials");
-    return onFirst(op, OpKind::Sum, {stacked}, name + ".weight_sum", {});
-  }
-
-  // Phase 3. Backwards, so that when a value is looked at, every op after it that could read
-  // it has already been gathered (reading shards) or erased.
-  void gather() {
-    std::unordered_map<const Value*, int> readers;
-    for (const Op* op : graph_.ops())
-      for (const Value* operand : op->operands) ++readers[operand];
-    for (const GraphOutput& output : graph_.outputs()) ++readers[output.value];
-    for (auto it = originals_.rbegin(); it != originals_.rend(); ++it) {
-      Op* op = *it;
-      for (const Value* operand : op->operands) --readers[operand];
-      if (readers[op->result] == 0) {
-        graph_.eraseOp(op);
-        continue;
-      }
-      std::vector<Value*> shards;
-      for (Value* shard : batched_.at(op->result)) shards.push_back(on(shard, first_, op));
-      Attrs attrs;
-      attrs.set("axis", int64_t{0});
-      rebuild(*op, OpKind::Concat, shards, attrs);
-    }
-  }
-
-  Value* emit(Op* before, OpKind kind, std::vector<Value*> operands, const std::string& name,
-              const Device& device, Attrs attrs, const SourceLoc& loc) {
-    TensorType type;
-    type.device = device;
-    Op* op = graph_.insertOpBefore(before, kind, std::move(operands), graph_.uniqueName(name), type,
-                                   std::move(attrs), loc);
-    op->result->type = inferResultType(*op);
-    return op->result;
-  }
-
-  Value* onFirst(Op& before, OpKind kind, std::vector<Value*> operands, const std::string& name,
-                 Attrs attrs) {
-    return emit(&before, kind, std::move(operands), name, first_, std::move(attrs), before.loc);
-  }
-
-  Value* concatOnFirst(Op& before, std::vector<Value*> parts, const std::string& name) {
-    for (Value*& part : parts) part = on(part, first_, &before);
-    Attrs attrs;
-    attrs.set("axis", int64_t{0});
-    return onFirst(before, OpKind::Concat, std::move(parts), name, attrs);
-  }
-
-  // `op` computes the same value another way, on the first device.
-  void rebuild(Op& op, OpKind kind, std::vector<Value*> operands, Attrs attrs) {
-    Shape shape = op.result->type.shape;
-    op.kind = kind;
-    op.operands = std::move(operands);
-    op.attrs = std::move(attrs);
-    op.result->type.device = first_;
-    op.result->type = inferResultType(op);
-    GXC_CHECK(op.result->type.shape == shape, "data-parallel changed the shape of '{}'",
-              op.layerName());
-  }
-
-  static Attrs scalarAttrs(int64_t value) {
-    Attrs attrs;
-    attrs.set("scalar", static_cast<double>(value));
-    return attrs;
-  }
-
-  // How many elements of `x` a reduction with `attrs` folds into each result element.
-  static int64_t reducedCount(const Value& x, const Attrs& attrs) {
-    auto axes = attrs.getAxes("axis");
-    if (!axes) return x.type.numel();
-    int64_t count = 1;
-    for (int64_t axis : *axes) count *= x.type.shape[*normalizeAxis(axis, x.type.rank())];
-    return count;
-  }
-
-  Graph& graph_;
-  const std::vector<Device>& devices_;
-  Device first_;
-  // Every batched value, with its shards (empty for a graph input not yet read by shard).
-  std::map<const Value*, std::vector<Value*>> batched_;
-  std::vector<Op*> originals_;  // ops replicated per shard, in program order
-  std::map<std::pair<const Value*, std::string>, Value*> moved_;  // `to`s, by value and device
-};
 
 }  // namespace
 
@@ -369,7 +86,13 @@ bool DataParallelPass::run(Graph& graph, const PassContext& context) const {
   }
   bool changed = dropAnnotations(graph, context);
   if (context.devices.size() < 2) return changed;
-  Rewriter(graph, context).run();
+  BatchSplitPlan plan;
+  plan.parts = context.devices.size();
+  plan.suffix = "shard";
+  plan.partDevice = [&](const Op&, size_t shard) { return context.devices[shard]; };
+  plan.wholeDevice = [&](const Op&) { return context.devices.front(); };
+  splitBatch(graph, plan);
+  graph.attrs().set(kMarker, static_cast<int64_t>(context.devices.size()));
   return true;
 }
 

@@ -8,6 +8,7 @@
 #include "passes/data_parallel.h"
 #include "passes/infer_shapes.h"
 #include "passes/insert_copies.h"
+#include "passes/pipeline_stages.h"
 #include "passes/plan_memory.h"
 
 namespace gxc {
@@ -32,6 +33,7 @@ constexpr Registration kPasses[] = {
     {"data-parallel", &make<DataParallelPass>},
     {"infer-shapes", &make<InferShapesPass>},
     {"insert-copies", &make<InsertCopiesPass>},
+    {"pipeline-stages", &make<PipelineStagesPass>},
     {"plan-memory", &make<PlanMemoryPass>},
 };
 // clang-format on

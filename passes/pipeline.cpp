@@ -9,6 +9,9 @@ std::vector<std::string> defaultPipeline() {
   passes.push_back("infer-shapes");
   // --placement data-parallel rewrites the graph into per-device replicas before any placement.
   passes.push_back("data-parallel");
+  // --placement pipeline cuts stages and micro-batches, also before assign-devices, which then
+  // places what it left free (params, with the stages that read them).
+  passes.push_back("pipeline-stages");
   // Then devices, from the annotations and the run's device list.
   passes.push_back("assign-devices");
   // Layer splitting will come here: it needs devices, and creates edges between them.

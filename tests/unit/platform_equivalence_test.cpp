@@ -3,7 +3,8 @@
 // OpenBLAS path is held to NumPy by model_numerics_test.cpp). Besides each model's own annotations
 // (where they fit the run), the layers are spread over the GPUs in contiguous blocks, as a
 // user annotating stages would, so every model crosses devices: its params are replicated,
-// its activations copied, its streams synchronized by events.
+// its activations copied, its streams synchronized by events. Auto placement and pipeline
+// placement (stages and micro-batches, on 2 and 4 GPUs) are held to the same reference.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -32,12 +33,14 @@ struct Case {
   int gpus;
   bool spread;  // override the annotations: layer blocks over the GPUs
   std::string placement = "manual";
+  int microbatches = 0;  // pipeline's M; 0: the number of GPUs
 };
 
 std::string caseName(const testing::TestParamInfo<Case>& info) {
-  std::string name = fs::path(info.param.model).stem().string() + "_" +
-                     std::to_string(info.param.gpus) + "gpus" +
-                     (info.param.spread ? "_spread" : "") + "_" + info.param.placement;
+  std::string name =
+      fs::path(info.param.model).stem().string() + "_" + std::to_string(info.param.gpus) + "gpus" +
+      (info.param.spread ? "_spread" : "") + "_" + info.param.placement +
+      (info.param.microbatches ? "_m" + std::to_string(info.param.microbatches) : "");
   std::replace_if(
       name.begin(), name.end(), [](char c) { return !std::isalnum(c); }, '_');
   return name;
@@ -66,6 +69,12 @@ std::vector<Case> cases() {
       all.push_back({model, gpus, false});
       all.push_back({model, gpus, false, "auto"});
     }
+    // Stages and micro-batches: 2 and 4 GPUs with 4 micro-batches, 2 GPUs with the default
+    // (one per GPU) and with M = 3 (uneven micro-batches: 64 rows as 22, 22, 20).
+    all.push_back({model, 2, false, "pipeline", 4});
+    all.push_back({model, 4, false, "pipeline", 4});
+    all.push_back({model, 2, false, "pipeline"});
+    all.push_back({model, 2, false, "pipeline", 3});
   }
   return all;
 }
@@ -88,10 +97,12 @@ void spreadLayers(Graph& graph, int gpus) {
     if (op->kind == OpKind::Param) op->result->type.device = {};
 }
 
-void compile(Graph& graph, std::vector<Device> devices, const std::string& placement = "manual") {
+void compile(Graph& graph, std::vector<Device> devices, const std::string& placement = "manual",
+             int microbatches = 0) {
   PassContext context;
   context.devices = std::move(devices);
   context.placement = placement;
+  context.microbatches = microbatches;
   PassManager manager;
   for (const std::string& pass : defaultPipeline()) manager.add(pass);
   manager.run(graph, context);
@@ -120,7 +131,7 @@ TEST_P(PlatformEquivalenceTest, OutputsMatchTheHostReference) {
   if (!annotationsFit(*graph, c.gpus)) GTEST_SKIP() << "its annotations need more GPUs";
   std::vector<Device> devices;
   for (int i = 0; i < c.gpus; ++i) devices.push_back(Device::cuda(i));
-  compile(*graph, devices, c.placement);
+  compile(*graph, devices, c.placement, c.microbatches);
   SimConfig config;
   config.gpus = c.gpus;
   config.memoryPerGpu = int64_t{1} << 30;
@@ -129,7 +140,7 @@ TEST_P(PlatformEquivalenceTest, OutputsMatchTheHostReference) {
   int64_t copies = 0;
   for (const SimDeviceReport& device : report.devices) copies += device.copiesIn;
   // Inputs arrive on the host; auto may keep small models there entirely.
-  if (c.placement == "manual") {
+  if (c.placement == "manual" || c.placement == "pipeline") {
     EXPECT_GT(copies, 0) << "something must cross devices";
   }
   expectOutputsClose(actual, expected, 1e-5);

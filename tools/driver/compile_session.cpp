@@ -12,6 +12,7 @@ CompiledModel compileModel(const CompileOptions& options, std::ostream& notes) {
   context.devices = compiled.devices.devices();
   context.strict = options.strict;
   context.placement = options.placement;
+  context.microbatches = options.microbatches;
   for (const Device& device : context.devices)
     context.deviceMemoryBytes.push_back(device.isCuda() ? compiled.sim.memoryBytes : 0);
   context.note = [&notes](const std::string& text) { notes << "gxc: note: " << text << "\n"; };

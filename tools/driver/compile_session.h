@@ -18,7 +18,8 @@ struct CompileOptions {
   std::string devices;  // the --devices text; empty: every GPU, or cpu where there is none
   std::string simGpus;  // the --sim-gpus text; empty: no virtual GPUs
   bool strict = false;
-  std::string placement = "manual";  // --placement: manual, auto or data-parallel
+  std::string placement = "manual";  // --placement: manual, auto, data-parallel or pipeline
+  int microbatches = 0;              // --microbatches (pipeline); 0: the number of devices
   bool explain = false;              // --explain: each layer's device and why, on stderr
   std::string weightsPath;
   PassManagerOptions passes;  // --print-ir-after, --dump-ir, --time-passes

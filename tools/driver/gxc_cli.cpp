@@ -19,23 +19,24 @@ namespace {
 // user gets a precise refusal instead of "unknown option", and never silently ignored.
 struct LaterOptions {
   std::string arch;
-  int microbatches = 0;
 
   void add(CLI::App& command) {
-    command.add_option("--microbatches", microbatches, "micro-batches for pipeline placement");
     command.add_option("--arch", arch, "GPU architecture for generated code (not built yet)");
   }
 
-  void refuseUnbuilt(const std::string& placement) const {
-    if (placement != "manual" && placement != "auto" && placement != "data-parallel") {
-      if (placement != "pipeline")
-        usageError("--placement {}: expected manual, auto, data-parallel or pipeline", placement);
-      usageError("--placement pipeline: not built yet (manual, auto and data-parallel are)");
-    }
-    if (microbatches != 0) usageError("--microbatches: pipeline placement is not built yet");
+  void refuseUnbuilt() const {
     if (!arch.empty()) usageError("--arch: GPU code generation is not built yet");
   }
 };
+
+// --placement and --microbatches together: micro-batches are a pipeline's.
+void checkPlacement(const CompileOptions& options, bool microbatchesGiven) {
+  const std::string& placement = options.placement;
+  if (placement != "manual" && placement != "auto" && placement != "data-parallel" &&
+      placement != "pipeline")
+    usageError("--placement {}: expected manual, auto, data-parallel or pipeline", placement);
+  if (microbatchesGiven) checkMicrobatchesOption(placement, options.microbatches);
+}
 
 void addCompileOptions(CLI::App& command, CompileOptions& options) {
   command.add_option("model", options.modelPath, "the model file (YAML)")->required();
@@ -43,6 +44,9 @@ void addCompileOptions(CLI::App& command, CompileOptions& options) {
   command.add_option("--sim-gpus", options.simGpus, "N[:MEM] virtual GPUs (MEM default 80GiB)");
   command.add_flag("--strict", options.strict, "refuse device edges the model did not ask for");
   command.add_option("--placement", options.placement, "manual | auto | data-parallel | pipeline");
+  command.add_option("--microbatches", options.microbatches,
+                     "M: pipeline placement splits the batch into M micro-batches (default: the "
+                     "number of devices)");
   command.add_flag("--explain", options.explain, "the device chosen for every layer, and why");
   command.add_option("--weights", options.weightsPath, "safetensors file; overrides weights:");
   command.add_option("--print-ir-after", options.passes.printIrAfter, "PASS or all (to stderr)");
@@ -88,6 +92,14 @@ int devicesCommand(const std::string& simGpus, std::ostream& out) {
 
 }  // namespace
 
+void checkMicrobatchesOption(const std::string& placement, int microbatches) {
+  if (placement != "pipeline")
+    usageError(
+        "--microbatches: only pipeline placement splits the batch into micro-batches "
+        "(add --placement pipeline)");
+  if (microbatches < 1) usageError("--microbatches {}: expected at least 1", microbatches);
+}
+
 int gxcMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   return reportErrors(out, err, [&]() -> int {
     CLI::App app("gxc: compiles a model graph for a set of devices and runs it", "gxc");
@@ -124,11 +136,13 @@ int gxcMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       return 0;
     }
     if (runCommand->parsed()) {
-      runLater.refuseUnbuilt(run.compile.placement);
+      checkPlacement(run.compile, runCommand->count("--microbatches") > 0);
+      runLater.refuseUnbuilt();
       return runModel(run, out, err);
     }
     if (compileCommandApp->parsed()) {
-      compileLater.refuseUnbuilt(compile.placement);
+      checkPlacement(compile, compileCommandApp->count("--microbatches") > 0);
+      compileLater.refuseUnbuilt();
       return compileCommand(compile, emit, outPath, out, err);
     }
     return devicesCommand(simGpus, out);

@@ -3,8 +3,12 @@
 #pragma once
 
 #include <ostream>
+#include <string>
 
 namespace gxc {
+
+// A usage error (status 2) unless --microbatches M goes with --placement pipeline, M >= 1.
+void checkMicrobatchesOption(const std::string& placement, int microbatches);
 
 int gxcMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
 int gxcOptMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err);

@@ -26,8 +26,12 @@ int gxcOptMain(int argc, const char* const* argv, std::ostream& out, std::ostrea
     app.add_flag("--strict", strict, "as gxc's --strict");
     std::string placement = "manual";
     bool explain = false;
-    app.add_option("--placement", placement, "as gxc's --placement (manual, auto, data-parallel)")
-        ->check(CLI::IsMember({"manual", "auto", "data-parallel"}));
+    int microbatches = 0;
+    app.add_option("--placement", placement,
+                   "as gxc's --placement (manual, auto, data-parallel, pipeline)")
+        ->check(CLI::IsMember({"manual", "auto", "data-parallel", "pipeline"}));
+    CLI::Option* microbatchesOption =
+        app.add_option("--microbatches", microbatches, "as gxc's --microbatches (pipeline)");
     app.add_flag("--explain", explain, "as gxc's --explain");
     app.add_option("--device-memory", deviceMemory,
                    "MEM: memory of every GPU of --devices, as in --sim-gpus N:MEM (the host is "
@@ -38,6 +42,7 @@ int gxcOptMain(int argc, const char* const* argv, std::ostream& out, std::ostrea
       out << app.help();
       return 0;
     }
+    if (microbatchesOption->count() > 0) checkMicrobatchesOption(placement, microbatches);
     // Check every pass name before reading anything: a typo is a usage error, status 2.
     std::vector<std::string> passes =
         passList.empty() ? std::vector<std::string>{} : parsePassList(passList);
@@ -45,6 +50,7 @@ int gxcOptMain(int argc, const char* const* argv, std::ostream& out, std::ostrea
     context.devices = parseDevicesOption(devices).devices();
     context.strict = strict;
     context.placement = placement;
+    context.microbatches = microbatches;
     if (explain)
       context.explain = [&err](const std::string& line) {
         err << "gxc-opt: explain: " << line << "\n";
