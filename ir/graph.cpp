@@ -1,6 +1,7 @@
 #include "ir/graph.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 namespace gxc {
 
@@ -39,6 +40,21 @@ Op* Graph::insertOpBefore(Op* anchor, OpKind kind, std::vector<Value*> operands,
   auto at = anchor ? ops_.begin() + static_cast<std::ptrdiff_t>(opIndex(anchor)) : ops_.end();
   ops_.insert(at, raw);
   return raw;
+}
+
+void Graph::reorderOps(std::vector<Op*> order) {
+  GXC_CHECK(order.size() == ops_.size(), "reordering {} ops into {}", ops_.size(), order.size());
+  std::unordered_set<const Op*> present(ops_.begin(), ops_.end());
+  std::unordered_set<const Value*> defined(inputs_.begin(), inputs_.end());
+  for (const Op* op : order) {
+    GXC_CHECK(present.erase(op) == 1, "reordering graph @{}: op '{}' is not in it, or twice", name_,
+              op->layerName());
+    for (const Value* operand : op->operands)
+      GXC_CHECK(defined.count(operand), "reordering graph @{}: '{}' would read '{}' too early",
+                name_, op->layerName(), operand->name);
+    defined.insert(op->result);
+  }
+  ops_ = std::move(order);
 }
 
 void Graph::eraseOp(Op* op) {
