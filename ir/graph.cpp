@@ -1,6 +1,7 @@
 #include "ir/graph.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 namespace gxc {
 
@@ -41,6 +42,21 @@ Op* Graph::insertOpBefore(Op* anchor, OpKind kind, std::vector<Value*> operands,
   return raw;
 }
 
+void Graph::reorderOps(std::vector<Op*> order) {
+  GXC_CHECK(order.size() == ops_.size(), "reordering {} ops into {}", ops_.size(), order.size());
+  std::unordered_set<const Op*> present(ops_.begin(), ops_.end());
+  std::unordered_set<const Value*> defined(inputs_.begin(), inputs_.end());
+  for (const Op* op : order) {
+    GXC_CHECK(present.erase(op) == 1, "reordering graph @{}: op '{}' is not in it, or twice", name_,
+              op->layerName());
+    for (const Value* operand : op->operands)
+      GXC_CHECK(defined.count(operand), "reordering graph @{}: '{}' would read '{}' too early",
+                name_, op->layerName(), operand->name);
+    defined.insert(op->result);
+  }
+  ops_ = std::move(order);
+}
+
 void Graph::eraseOp(Op* op) {
   GXC_CHECK(users(op->result).empty(), "erasing op '{}' whose result is still used",
             op->layerName());
@@ -50,19 +66,6 @@ void Graph::eraseOp(Op* op) {
   ops_.erase(ops_.begin() + static_cast<std::ptrdiff_t>(opIndex(op)));
   valuesByName_.erase(op->result->name);
   // Storage stays until the graph dies, so stale pointers never dangle.
-}
-
-void Graph::reorderOps(std::vector<Op*> order) {
-  GXC_CHECK(order.size() == ops_.size(), "a new order of {} ops for {}", order.size(), ops_.size());
-  std::unordered_map<const Op*, size_t> position;
-  for (size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
-  for (const Op* op : ops_) {
-    GXC_CHECK(position.count(op), "op '{}' is missing from the new order", op->layerName());
-    for (const Value* operand : op->operands)
-      GXC_CHECK(!operand->producer || position.at(operand->producer) < position.at(op),
-                "the new order reads '{}' before it is computed", operand->name);
-  }
-  ops_ = std::move(order);
 }
 
 void Graph::replaceAllUsesWith(Value* from, Value* to) {

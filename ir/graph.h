@@ -64,10 +64,10 @@ class Graph {
   Op* insertOpBefore(Op* anchor, OpKind kind, std::vector<Value*> operands,
                      const std::string& resultName, TensorType type, Attrs attrs = {},
                      SourceLoc loc = {});
+  // Puts the ops in `order`: the same ops, every operand still defined before it is used.
+  void reorderOps(std::vector<Op*> order);
   // Removes an op whose result nothing uses any more.
   void eraseOp(Op* op);
-  // The same ops in another order, which must keep every operand before its use.
-  void reorderOps(std::vector<Op*> order);
   // Every operand and output that is `from` becomes `to`.
   void replaceAllUsesWith(Value* from, Value* to);
   void addOutput(const std::string& name, Value* value);

@@ -113,6 +113,8 @@ bool isScheduleAttr(std::string_view name) {
   return name == "stream" || name == "wait" || name == "record" || name == "offset";
 }
 
+bool isKernelAttr(std::string_view name) { return name == "kernel"; }
+
 bool isElementwiseBinary(OpKind kind) {
   return kind == OpKind::Add || kind == OpKind::Sub || kind == OpKind::Mul || kind == OpKind::Div;
 }

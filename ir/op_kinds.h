@@ -80,6 +80,9 @@ std::vector<std::string_view> modelOpNames();
 // (the event id it records when it is done); and once plan-memory has planned it, `offset`
 // (an int: where its result starts in its device's arena, in bytes).
 bool isScheduleAttr(std::string_view name);
+// `kernel` (a string, "k0"), which any op may carry once fuse has made it a member of a fused
+// kernel; ir/fused_kernel.h has the rules.
+bool isKernelAttr(std::string_view name);
 
 bool isElementwiseBinary(OpKind kind);  // add sub mul div
 bool isElementwiseUnary(OpKind kind);   // relu ... sqrt, gelu

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "ir/fused_kernel.h"
 #include "ir/infer_type.h"
 
 namespace gxc {
@@ -17,10 +18,10 @@ std::optional<std::string> schemaProblem(const Op& op) {
     return fmt::format("{} takes {} operands, got {}", schema.name, expected, count);
   }
   for (const auto& [name, value] : op.attrs.all()) {
-    if (isScheduleAttr(name)) {
-      AttrKind expected = name == "stream" ? AttrKind::String
-                          : name == "wait" ? AttrKind::IntList
-                                           : AttrKind::Int;
+    if (isScheduleAttr(name) || isKernelAttr(name)) {
+      AttrKind expected = name == "stream" || name == "kernel" ? AttrKind::String
+                          : name == "wait"                     ? AttrKind::IntList
+                                                               : AttrKind::Int;
       if (attrKind(value) != expected)
         return fmt::format("attribute '{}' must be a {}", name, attrKindName(expected));
       continue;
@@ -80,6 +81,9 @@ std::vector<std::string> verifyGraph(const Graph& graph) {
       }
     }
   }
+  // Kernel rules read uses and types, so only once every op is otherwise sound.
+  if (problems.empty())
+    for (std::string& problem : kernelProblems(graph)) problems.push_back(std::move(problem));
   if (graph.outputs().empty()) problems.push_back("the graph has no outputs");
   for (const GraphOutput& output : graph.outputs())
     if (!defined.count(output.value))

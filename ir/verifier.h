@@ -4,7 +4,8 @@
 // - every op matches its schema: operand count, attribute names and kinds;
 // - every output names a value of the graph;
 // - a value whose type is known has the dtype and shape its op's rule gives;
-// - a graph input or param whose type is known has a shape that does not overflow.
+// - a graph input or param whose type is known has a shape that does not overflow;
+// - the members of every fused kernel keep the rules of ir/fused_kernel.h.
 #pragma once
 
 #include <optional>

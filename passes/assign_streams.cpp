@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "ir/fused_kernel.h"
+
 namespace gxc {
 
 std::string streamOf(const Op& op) {
@@ -50,6 +52,16 @@ Attrs withoutSchedule(const Attrs& attrs) {
 }  // namespace
 
 bool AssignStreamsPass::run(Graph& graph, const PassContext&) const {
+  // A fused kernel launches once, when its first member issues: that member waits for what
+  // every member reads. The others then find their producers ordered already.
+  std::map<const Op*, std::vector<const Value*>> kernelReads;
+  for (const KernelSpan& span : kernelSpans(graph)) {
+    std::vector<const Value*>& reads = kernelReads[graph.ops()[span.first]];
+    for (size_t i = span.first; i <= span.last; ++i)
+      for (const Value* operand : graph.ops()[i]->operands)
+        if (!operand->producer || kernelOf(*operand->producer) != span.name)
+          reads.push_back(operand);  // not a member's: on another stream, or earlier
+  }
   std::map<const Op*, Scheduled> scheduled;
   std::map<std::string, VectorClock> streamClocks;  // what each stream's next op follows
   std::map<std::string, int64_t> streamLengths;
@@ -67,7 +79,9 @@ bool AssignStreamsPass::run(Graph& graph, const PassContext&) const {
     // Producers not yet ordered before this op's stream: not on it, not reached through an
     // earlier wait, and not ordered before another such producer (whose event covers them).
     std::vector<Scheduled*> pending;
-    for (const Value* operand : op->operands) {
+    auto kernel = kernelReads.find(op);
+    const std::vector<const Value*> ownReads(op->operands.begin(), op->operands.end());
+    for (const Value* operand : kernel == kernelReads.end() ? ownReads : kernel->second) {
       const Op* producer = operand->producer;
       if (!producer || producer->kind == OpKind::Param) continue;
       Scheduled* source = &scheduled.at(producer);

@@ -14,7 +14,9 @@
 //
 // Requires: every operand on its op's device (after insert-copies).
 // Guarantees: every op but params has `stream`; the waits order every producer before its
-//   consumers; event ids are numbered from 0 in the order they are first needed.
+//   consumers; event ids are numbered from 0 in the order they are first needed. The members
+//   of a fused kernel share their device's compute stream, only its first member waits (for
+//   every event the kernel needs: it launches as one), and only its last may record.
 // Idempotent: yes (it recomputes the schedule from scratch and changes nothing if equal).
 #pragma once
 

@@ -6,6 +6,7 @@
 #include "passes/assign_streams.h"
 #include "passes/batch_transfers.h"
 #include "passes/data_parallel.h"
+#include "passes/fuse.h"
 #include "passes/infer_shapes.h"
 #include "passes/insert_copies.h"
 #include "passes/pipeline_stages.h"
@@ -31,6 +32,7 @@ constexpr Registration kPasses[] = {
     {"assign-streams", &make<AssignStreamsPass>},
     {"batch-transfers", &make<BatchTransfersPass>},
     {"data-parallel", &make<DataParallelPass>},
+    {"fuse", &make<FusePass>},
     {"infer-shapes", &make<InferShapesPass>},
     {"insert-copies", &make<InsertCopiesPass>},
     {"pipeline-stages", &make<PipelineStagesPass>},

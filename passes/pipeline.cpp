@@ -19,7 +19,9 @@ std::vector<std::string> defaultPipeline() {
   passes.push_back("insert-copies");
   // Copies that move together become one: once all copies exist, before memory and streams.
   passes.push_back("batch-transfers");
-  // Fusion will come here, between the copies it rewrites and the streams that order the ops.
+  // Kernels once every copy is final (copies are never fused and mark device boundaries),
+  // before memory: a kernel's inner values get no buffer, and its members move together.
+  passes.push_back("fuse");
   // Memory once every buffer (copies too) and the op order are final, before streams.
   passes.push_back("plan-memory");
   // Last, streams and events: they order the final list of ops, so nothing may move after.

@@ -5,7 +5,9 @@
 #include <map>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
+#include "ir/fused_kernel.h"
 #include "passes/plan_memory_packing.h"
 #include "runtime/caching_allocator.h"
 
@@ -37,8 +39,14 @@ int64_t roundedBytes(const Value* value, int64_t bytes) {
 }
 
 // Phase 1: every buffer of the graph with its lifetime; `resident` marks params and inputs.
+// A fused kernel's inner values have none; its root's buffer is live from the kernel's first
+// step, since the kernel writes it while it reads every operand of every member.
 std::vector<PlannedBuffer> liveness(const Graph& graph, std::vector<bool>& resident) {
   const auto end = static_cast<int64_t>(graph.ops().size());  // the step after the last op
+  std::unordered_set<const Value*> internal = kernelInternalValues(graph);
+  std::unordered_map<const Value*, int64_t> kernelStart;
+  for (const KernelSpan& span : kernelSpans(graph))
+    kernelStart[graph.ops()[span.last]->result] = static_cast<int64_t>(span.first);
   std::vector<PlannedBuffer> buffers;
   std::unordered_map<const Value*, size_t> bufferOf;
   auto add = [&](const Value* value, int64_t step, bool isResident) {
@@ -55,10 +63,14 @@ std::vector<PlannedBuffer> liveness(const Graph& graph, std::vector<bool>& resid
   for (const Value* input : graph.inputs()) add(input, 0, true);
   for (size_t step = 0; step < graph.ops().size(); ++step) {
     const Op* op = graph.ops()[step];
-    add(op->result, static_cast<int64_t>(step), op->kind == OpKind::Param);
+    if (internal.count(op->result)) continue;
+    auto start = kernelStart.find(op->result);
+    add(op->result, start == kernelStart.end() ? static_cast<int64_t>(step) : start->second,
+        op->kind == OpKind::Param);
   }
   for (size_t step = 0; step < graph.ops().size(); ++step)
     for (const Value* operand : graph.ops()[step]->operands) {
+      if (internal.count(operand)) continue;
       PlannedBuffer& buffer = buffers[bufferOf.at(operand)];
       buffer.lastStep = std::max(buffer.lastStep, static_cast<int64_t>(step));
     }
@@ -155,7 +167,15 @@ bool PlanMemoryPass::run(Graph& graph, const PassContext& context) const {
   for (const DevicePlan& plan : plans)
     for (const PlannedBuffer& buffer : plan.buffers) offsetOf[buffer.value] = buffer.offset;
   for (Op* op : graph.ops()) {
-    int64_t offset = offsetOf.at(op->result);
+    auto planned = offsetOf.find(op->result);
+    if (planned == offsetOf.end()) {  // a kernel's inner value: no memory
+      if (op->attrs.has("offset")) {
+        op->attrs.erase("offset");
+        changed = true;
+      }
+      continue;
+    }
+    int64_t offset = planned->second;
     if (op->attrs.has("offset") && op->attrs.getInt("offset", -1) == offset) continue;
     op->attrs.set("offset", offset);
     changed = true;

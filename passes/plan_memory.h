@@ -7,8 +7,10 @@
 // step of its last use (inclusive, so an op's result never shares memory with its operands);
 // a graph output stays live to step n, after the last op. *Resident* buffers are live for the
 // whole run: params (uploaded before it starts) and graph inputs (provided by the caller). A
-// copy's result is a buffer on its destination. Each device has one *arena*; a buffer's
-// *offset* is its first byte in it, and the device's *peak* is the arena's size.
+// copy's result is a buffer on its destination. A fused kernel (ir/fused_kernel.h) keeps its
+// inner values in registers: only its root's result is a buffer, live from the kernel's first
+// step, as the kernel writes it while it reads its operands. Each device has one *arena*; a
+// buffer's *offset* is its first byte in it, and the device's *peak* is the arena's size.
 //
 // Phases (plan_memory.cpp, plan_memory_packing.cpp):
 //   1. Liveness: one walk over the ops gives every buffer its first and last step.
@@ -32,8 +34,10 @@
 // Only types are read, never parameter data, so a model with 16 GB of weights plans at once.
 //
 // Requires: every value typed and placed (after infer-shapes and assign-devices); placed
-//   after insert-copies, it sees the copy buffers too. The op order is the execution order.
-// Guarantees: every op has `offset` (a multiple of 512, bytes into its device's arena);
+//   after insert-copies, it sees the copy buffers too. The op order is the execution order;
+//   fused kernels, where fuse made them, keep the rules of ir/fused_kernel.h.
+// Guarantees: every op but a kernel's inner members has `offset` (a multiple of 512, bytes
+//   into its device's arena), and those have none;
 //   buffers live at one step on one device never share a byte; the graph has `peak_DEVICE`
 //   (`peak_cpu`, `peak_cuda0`: ':' does not lex in an attribute name) for every device that
 //   holds a value, the bytes of its arena; with PassContext::deviceMemoryBytes given, every

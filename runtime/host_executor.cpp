@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include "ir/fused_kernel.h"
 #include "runtime/cpu_gemm.h"
 #include "runtime/reference_ops.h"
 
@@ -22,6 +23,9 @@ HostExecutor::HostExecutor(const Graph& graph, HostKernels kernels)
                    ops[i]->layerName(), ops[i]->device().str());
     for (const Value* operand : ops[i]->operands) lastUse_[operand] = i;
   }
+  kernelInner_ = kernelInternalValues(graph);
+  for (const KernelSpan& span : kernelSpans(graph))
+    kernelResultAt_[span.first] = ops[span.last]->result;
   // Outputs live to the end.
   for (const GraphOutput& output : graph.outputs()) lastUse_[output.value] = ops.size();
 }
@@ -52,8 +56,12 @@ std::map<std::string, Tensor> HostExecutor::run(const std::map<std::string, Tens
   auto start = std::chrono::steady_clock::now();
   std::map<const Value*, Tensor> live;
   int64_t liveBytes = 0, peakBytes = 0;
+  auto counted = [&](const Value* value, const Tensor& tensor) {
+    return kernelInner_.count(value) ? int64_t{0} : static_cast<int64_t>(tensor.nbytes());
+  };
+  std::unordered_set<const Value*> reserved;  // kernel results counted since their first member
   auto track = [&](const Value* value, Tensor tensor) {
-    liveBytes += static_cast<int64_t>(tensor.nbytes());
+    if (!reserved.count(value)) liveBytes += counted(value, tensor);
     peakBytes = std::max(peakBytes, liveBytes);
     live[value] = std::move(tensor);
   };
@@ -64,6 +72,11 @@ std::map<std::string, Tensor> HostExecutor::run(const std::map<std::string, Tens
   for (size_t i = 0; i < ops.size(); ++i) {
     const Op& op = *ops[i];
     if (op.kind == OpKind::Param) continue;
+    if (auto kernel = kernelResultAt_.find(i); kernel != kernelResultAt_.end()) {
+      reserved.insert(kernel->second);
+      liveBytes += kernel->second->type.bytes();
+      peakBytes = std::max(peakBytes, liveBytes);
+    }
     std::vector<const Tensor*> operands;
     for (const Value* operand : op.operands) {
       auto param = params_.find(operand);
@@ -82,7 +95,7 @@ std::map<std::string, Tensor> HostExecutor::run(const std::map<std::string, Tens
       auto last = lastUse_.find(value);
       bool dead = last == lastUse_.end() || last->second == i;
       if (it != live.end() && dead) {
-        liveBytes -= static_cast<int64_t>(it->second.nbytes());
+        liveBytes -= counted(value, it->second);
         live.erase(it);
       }
     }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/graph.h"
@@ -43,6 +44,11 @@ class HostExecutor {
   WeightFiles weightFiles_;
   std::map<const Value*, Tensor> params_;
   std::map<const Value*, size_t> lastUse_;  // op index after which a value is dead
+  // Fused kernels, counted in the peak as they will run (and as plan-memory plans them):
+  // their inner values never, as a generated kernel keeps them in registers; their result
+  // from their first member on, by op index. The members are still computed one by one.
+  std::unordered_set<const Value*> kernelInner_;
+  std::map<size_t, const Value*> kernelResultAt_;
   int64_t paramBytes_ = 0;
   bool paramsReady_ = false;
 };

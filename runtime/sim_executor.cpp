@@ -8,6 +8,7 @@
 
 #include <fmt/ranges.h>
 
+#include "ir/fused_kernel.h"
 #include "runtime/reference_ops.h"
 #include "runtime/sim_run_state.h"
 
@@ -48,6 +49,15 @@ SimExecutor::SimExecutor(const Graph& scheduled, SimConfig config)
   for (int i = 0; i < cudaDevices; ++i)
     gpuAllocators_.push_back(
         std::make_unique<CachingAllocator>(Device::cuda(i).str(), config_.memoryPerGpu));
+  std::map<const Op*, const Value*> kernelResultAt;  // at each kernel's first member
+  for (const KernelSpan& span : kernelSpans(graph_))
+    kernelResultAt[graph_.ops()[span.first]] = graph_.ops()[span.last]->result;
+  for (const ScheduledOp& scheduled : schedule_.ops) {
+    auto kernel = kernelResultAt.find(scheduled.op);
+    allocationAt_.push_back(kernel != kernelResultAt.end()    ? kernel->second
+                            : kernelOf(*scheduled.op).empty() ? scheduled.op->result
+                                                              : nullptr);
+  }
   for (int64_t id : schedule_.events) events_[id] = std::make_unique<SimEvent>();
   for (const ScheduledStream& stream : schedule_.streams)
     streams_.push_back(std::make_unique<SimStream>(stream.name));
@@ -154,10 +164,14 @@ void SimExecutor::issue(RunState& state, size_t index) {
   const Op& op = *scheduled.op;
   // Memory first, as a CUDA framework allocates before it launches: if the result does not
   // fit, nothing of this op is issued and the error names it.
-  CachingAllocator& allocator = allocatorFor(op.device());
-  CachingAllocator::Block block = allocator.allocate(
-      op.result->type.bytes(), fmt::format("layer '{}'", op.layerName()), op.loc);
-  state.live[op.result] = {std::make_shared<Buffer>(), &allocator, block};
+  if (const Value* output = allocationAt_[index]) {
+    CachingAllocator& allocator = allocatorFor(op.device());
+    CachingAllocator::Block block = allocator.allocate(
+        output->type.bytes(), fmt::format("layer '{}'", output->name), output->producer->loc);
+    state.live[output] = {std::make_shared<Buffer>(), &allocator, block};
+  }
+  if (!state.live.count(op.result))
+    state.live[op.result] = {std::make_shared<Buffer>(), nullptr, {}};
 
   double start = state.streamClock[scheduled.stream];
   for (int64_t event : scheduled.waits) start = std::max(start, state.eventTime.at(event));
@@ -224,12 +238,13 @@ void SimExecutor::freeIfDead(RunState& state, const Value* value, size_t index) 
   if (it == state.live.end()) return;
   auto last = schedule_.lastUse.find(value);
   if (last != schedule_.lastUse.end() && last->second != index) return;
-  it->second.allocator->free(it->second.block);
+  if (it->second.allocator) it->second.allocator->free(it->second.block);
   state.live.erase(it);
 }
 
 void SimExecutor::freeRunMemory(RunState& state) {
-  for (auto& [value, live] : state.live) live.allocator->free(live.block);
+  for (auto& [value, live] : state.live)
+    if (live.allocator) live.allocator->free(live.block);
   state.live.clear();
 }
 

@@ -9,7 +9,11 @@
 // the H100 cost model says. The clock is computed in issue order on the calling thread, so it
 // is deterministic whatever the threads do. Memory is accounted per GPU by a caching
 // allocator with that GPU's capacity: an op's result is allocated when the op is issued (out
-// of memory names the layer) and freed after its last reader in program order.
+// of memory names the layer) and freed after its last reader in program order. A fused
+// kernel (ir/fused_kernel.h) is accounted as it will run: its result is allocated when its
+// first member issues, and its inner values, which a generated kernel keeps in registers,
+// live outside the allocator (as plan-memory gives them no bytes), though its members are
+// still evaluated one by one here.
 //
 // Requires: a graph after assign-streams (see runtime/schedule.h for the contract) whose
 // cuda:i devices are all in the config's device list.
@@ -128,6 +132,9 @@ class SimExecutor {
   std::vector<std::pair<CachingAllocator*, CachingAllocator::Block>> paramBlocks_;
   std::map<std::string, int64_t> paramUploadBytes_;  // by device name
   bool paramsReady_ = false;
+  // By schedule index: the value whose memory is allocated when that op issues (its result,
+  // or a fused kernel's at its first member), or null.
+  std::vector<const Value*> allocationAt_;
   std::map<int64_t, std::unique_ptr<SimEvent>> events_;
   // Last: destroyed first, so no task outlives the events, buffers and staging it uses.
   std::vector<std::unique_ptr<SimStream>> streams_;

@@ -38,7 +38,7 @@ struct SimExecutor::Buffer {
 struct SimExecutor::RunState {
   struct Live {
     std::shared_ptr<Buffer> data;
-    CachingAllocator* allocator = nullptr;
+    CachingAllocator* allocator = nullptr;  // null for a fused kernel's inner value
     CachingAllocator::Block block;
   };
 

@@ -1,0 +1,234 @@
+#include "ir/fused_kernel.h"
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+
+namespace gxc {
+namespace {
+
+bool isAnchorKind(OpKind kind) {
+  return isReduction(kind) || kind == OpKind::Softmax || kind == OpKind::LogSoftmax ||
+         kind == OpKind::LayerNorm;
+}
+
+// The checks of one kernel, members[0] to members.back(), against the rules of the header.
+class KernelChecker {
+ public:
+  KernelChecker(const std::string& name, std::vector<const Op*> members,
+                const std::unordered_map<const Value*, std::vector<const Op*>>& users,
+                const std::unordered_set<const Value*>& outputs, std::vector<std::string>& problems)
+      : name_(name),
+        members_(std::move(members)),
+        memberSet_(members_.begin(), members_.end()),
+        users_(users),
+        outputs_(outputs),
+        problems_(problems) {}
+
+  void check() {
+    checkMembers();
+    checkEscapes();
+    checkAnchor();
+    checkGemm();
+  }
+
+ private:
+  template <typename... Args>
+  void problem(const Op& op, fmt::format_string<Args...> format, Args&&... args) {
+    problems_.push_back(fmt::format("op %{}: ", op.result->name) +
+                        fmt::format(format, std::forward<Args>(args)...));
+  }
+
+  bool isMember(const Value* value) const {
+    return value->producer && memberSet_.count(value->producer);
+  }
+
+  void checkMembers() {
+    const Device& device = members_.front()->device();
+    for (const Op* op : members_) {
+      if (kernelRole(*op) == KernelRole::None)
+        problem(*op, "{} {} cannot be a member of kernel '{}'", opName(op->kind),
+                op->result->type.withoutDevice(), name_);
+      if (op->device() != device)
+        problem(*op, "kernel '{}' has members on {} and {}", name_, device.str(),
+                op->device().str());
+    }
+  }
+
+  void checkEscapes() {
+    for (size_t i = 0; i + 1 < members_.size(); ++i) {
+      const Op& op = *members_[i];
+      if (outputs_.count(op.result))
+        problem(op,
+                "its result is a graph output, but only the last member of kernel '{}' may "
+                "be one",
+                name_);
+      auto it = users_.find(op.result);
+      if (it == users_.end()) continue;
+      for (const Op* user : it->second)
+        if (!memberSet_.count(user)) {
+          problem(op,
+                  "%{} reads its result outside kernel '{}'; only the last member's result "
+                  "may leave a kernel",
+                  user->result->name, name_);
+          break;
+        }
+    }
+  }
+
+  void checkAnchor() {
+    const Op* anchor = nullptr;
+    for (const Op* op : members_) {
+      if (kernelRole(*op) != KernelRole::Anchor) continue;
+      if (anchor) {
+        problem(*op, "kernel '{}' has a second anchor after %{}", name_, anchor->result->name);
+        return;
+      }
+      anchor = op;
+    }
+    if (!anchor) return;
+    for (size_t i = 1; i < anchor->operands.size(); ++i)
+      if (isMember(anchor->operands[i]))
+        problem(*anchor, "only its first operand may be computed in kernel '{}', not %{}", name_,
+                anchor->operands[i]->name);
+    // The tail: every member that reads the anchor's result, directly or not.
+    std::set<const Value*> tail = {anchor->result};
+    for (const Op* op : members_) {
+      if (op == anchor) continue;
+      bool readsAnchor = std::any_of(op->operands.begin(), op->operands.end(),
+                                     [&](const Value* v) { return tail.count(v) != 0; });
+      if (!readsAnchor) continue;
+      tail.insert(op->result);
+      const TensorType& type = op->result->type;
+      const TensorType& anchorType = anchor->result->type;
+      if (type.known && anchorType.known && type.shape != anchorType.shape)
+        problem(*op, "the tail of kernel '{}' must keep the shape {} of its anchor %{}, not {}",
+                name_, shapeString(anchorType.shape), anchor->result->name,
+                shapeString(type.shape));
+    }
+  }
+
+  void checkGemm() {
+    for (size_t i = 1; i < members_.size(); ++i)
+      if (kernelRole(*members_[i]) == KernelRole::Gemm)
+        problem(*members_[i], "a GEMM may only be the first member of kernel '{}'", name_);
+    const Op& gemm = *members_.front();
+    if (kernelRole(gemm) != KernelRole::Gemm) return;
+    // The epilogue: [bias add] then [relu | gelu tanh], each reading the member before.
+    int stage = 0;  // 0: after the GEMM, 1: after the bias, 2: after the activation
+    const Op* previous = &gemm;
+    for (size_t i = 1; i < members_.size(); ++i) {
+      const Op& op = *members_[i];
+      bool readsPrevious =
+          std::find(op.operands.begin(), op.operands.end(), previous->result) != op.operands.end();
+      if (stage == 0 && isGemmBiasAdd(gemm, op)) {
+        stage = 1;
+      } else if (stage < 2 && readsPrevious && isGemmActivation(op)) {
+        stage = 2;
+      } else {
+        problem(op,
+                "only a bias add, then relu or gelu (tanh), may follow the GEMM %{} in "
+                "kernel '{}'",
+                gemm.result->name, name_);
+        return;
+      }
+      previous = &op;
+    }
+  }
+
+  const std::string& name_;
+  std::vector<const Op*> members_;
+  std::set<const Op*> memberSet_;
+  const std::unordered_map<const Value*, std::vector<const Op*>>& users_;
+  const std::unordered_set<const Value*>& outputs_;
+  std::vector<std::string>& problems_;
+};
+
+}  // namespace
+
+KernelRole kernelRole(const Op& op) {
+  const TensorType& type = op.result->type;
+  if (type.known && !isFloat(type.dtype)) return KernelRole::None;
+  if (isElementwiseUnary(op.kind) || isElementwiseBinary(op.kind)) return KernelRole::Elementwise;
+  if (isAnchorKind(op.kind)) return KernelRole::Anchor;
+  if (op.kind == OpKind::Linear) return KernelRole::Gemm;
+  if (op.kind == OpKind::Matmul) {
+    // Batched (3-D) matmuls are left alone: cuBLASLt's bias epilogue is per matrix.
+    for (const Value* operand : op.operands)
+      if (operand->type.known && operand->type.rank() != 2) return KernelRole::None;
+    return KernelRole::Gemm;
+  }
+  return KernelRole::None;
+}
+
+bool isGemmBiasAdd(const Op& gemm, const Op& add) {
+  if (gemm.kind != OpKind::Matmul || add.kind != OpKind::Add || add.operands.size() != 2)
+    return false;
+  const Value* product = gemm.result;
+  const Value* a = add.operands[0];
+  const Value* b = add.operands[1];
+  if ((a == product) == (b == product)) return false;  // reads it exactly once
+  const Value* bias = a == product ? b : a;
+  const TensorType& out = product->type;
+  return out.known && bias->type.known && out.rank() == 2 && bias->type.rank() == 1 &&
+         bias->type.shape[0] == out.shape[1] && bias->type.dtype == out.dtype;
+}
+
+bool isGemmActivation(const Op& op) {
+  return op.kind == OpKind::Relu ||
+         (op.kind == OpKind::Gelu && op.attrs.getString("approximate", "none") == "tanh");
+}
+
+std::string kernelOf(const Op& op) { return op.attrs.getString("kernel", ""); }
+
+std::vector<KernelSpan> kernelSpans(const Graph& graph) {
+  std::vector<KernelSpan> spans;
+  const std::vector<Op*>& ops = graph.ops();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    std::string name = kernelOf(*ops[i]);
+    if (name.empty()) continue;
+    if (!spans.empty() && spans.back().name == name && spans.back().last + 1 == i)
+      spans.back().last = i;
+    else
+      spans.push_back({name, i, i});
+  }
+  return spans;
+}
+
+std::unordered_set<const Value*> kernelInternalValues(const Graph& graph) {
+  std::unordered_set<const Value*> internal;
+  for (const KernelSpan& span : kernelSpans(graph))
+    for (size_t i = span.first; i < span.last; ++i) internal.insert(graph.ops()[i]->result);
+  return internal;
+}
+
+std::vector<std::string> kernelProblems(const Graph& graph) {
+  std::vector<std::string> problems;
+  std::vector<KernelSpan> spans = kernelSpans(graph);
+  if (spans.empty()) return problems;
+  std::unordered_map<const Value*, std::vector<const Op*>> users;
+  for (const Op* op : graph.ops())
+    for (const Value* operand : op->operands) {
+      std::vector<const Op*>& readers = users[operand];
+      if (readers.empty() || readers.back() != op) readers.push_back(op);
+    }
+  std::unordered_set<const Value*> outputs;
+  for (const GraphOutput& output : graph.outputs()) outputs.insert(output.value);
+  std::set<std::string> seen;
+  for (const KernelSpan& span : spans) {
+    const Op& first = *graph.ops()[span.first];
+    if (!seen.insert(span.name).second) {
+      problems.push_back(fmt::format(
+          "op %{}: kernel '{}' is not contiguous: %{}, not a member, comes between its members",
+          first.result->name, span.name, graph.ops()[span.first - 1]->result->name));
+      continue;
+    }
+    std::vector<const Op*> members(
+        graph.ops().begin() + static_cast<std::ptrdiff_t>(span.first),
+        graph.ops().begin() + static_cast<std::ptrdiff_t>(span.last) + 1);
+    KernelChecker(span.name, std::move(members), users, outputs, problems).check();
+  }
+  return problems;
+}
+
+}  // namespace gxc

@@ -1,0 +1,58 @@
+// Fused kernels in the IR: which ops may be members of one, and the rules every kernel keeps.
+//
+// The pass `fuse` (passes/fuse.h) marks each member of a fused kernel with the attribute
+// `kernel` (a string, "k0", "k1", ...). Codegen makes one kernel, or one cuBLASLt call, of
+// each kernel's members, and one of every op without the attribute. The rules, which the
+// verifier checks (kernelProblems) and codegen relies on:
+//   - the members of one kernel are contiguous in the op list and on one device;
+//   - one escaping result: only the last member's (the *root*'s) result may be read by ops
+//     outside the kernel or be a graph output; every other member's result is read only by
+//     later members of the same kernel, so it is never materialized in memory;
+//   - every member has a role (kernelRole) with a floating-point result: *elementwise* (add
+//     sub mul div, with a tensor or `scalar` operand and NumPy broadcasting; relu sigmoid
+//     tanh exp log neg sqrt gelu), *anchor* (sum mean max softmax log_softmax layer_norm) or
+//     *GEMM* (matmul of 2-D operands, transposed or not; linear);
+//   - at most one anchor. Only its first operand may be computed in the kernel (by the
+//     *prologue*); every member that reads its result, directly or through other members
+//     (the *tail*), has the anchor's result shape, so the tail runs once per anchor output;
+//   - a GEMM may only be the first member, and only cuBLASLt's epilogues may follow it: an
+//     `add` of a 1-D bias broadcast over the last dim (matmul only: linear has its own bias),
+//     then `relu` or `gelu` with approximate = "tanh", each reading the member before it.
+#pragma once
+
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace gxc {
+
+enum class KernelRole { None, Elementwise, Anchor, Gemm };
+
+// What `op` may be in a fused kernel; None: never a member. Reads the types where known.
+KernelRole kernelRole(const Op& op);
+// Whether `add` adds a bias to `gemm`'s result as CUBLASLT_EPILOGUE_BIAS does: gemm is a
+// matmul, add reads its result and a 1-D value of its last dim and dtype.
+bool isGemmBiasAdd(const Op& gemm, const Op& add);
+// Whether `op` is an activation cuBLASLt applies in an epilogue: relu, or gelu's tanh form.
+bool isGemmActivation(const Op& op);
+
+// The kernel `op` belongs to, or "" when it is its own kernel.
+std::string kernelOf(const Op& op);
+
+// One fused kernel: its members are ops()[first] to ops()[last], both included.
+struct KernelSpan {
+  std::string name;
+  size_t first = 0;
+  size_t last = 0;
+};
+// Every kernel of a graph whose kernels are contiguous, in op order.
+std::vector<KernelSpan> kernelSpans(const Graph& graph);
+// The results of members that are not their kernel's last: values never materialized.
+std::unordered_set<const Value*> kernelInternalValues(const Graph& graph);
+
+// Every broken kernel rule, one line each ("op %x: ..."); empty when all hold.
+std::vector<std::string> kernelProblems(const Graph& graph);
+
+}  // namespace gxc

@@ -1,0 +1,234 @@
+// fuse: which ops run as one kernel.
+//
+// Terms. A *kernel* is what one launch computes; a *fused* kernel computes several ops, its
+// *members*, and writes only the result of the last, its *root*: the other members' results
+// stay in registers and never touch memory. Every member has a *role* (ir/fused_kernel.h):
+// *elementwise* (add, relu, gelu, ..., with broadcasting and scalar operands), *anchor* (a
+// reduction, softmax, log_softmax or layer_norm: an op whose threads cooperate over a row) or
+// *GEMM* (matmul, linear: run by cuBLASLt, not by generated code). Around an anchor, the
+// elementwise members that feed its input form its *prologue*, those that read its result its
+// *tail*; after a GEMM, the members cuBLASLt applies before it stores form its *epilogue*.
+//
+// What fusion saves is memory traffic: an unfused chain of k elementwise ops over n values
+// reads and writes about 2kn values, the fused kernel 2n, and launches once instead of k
+// times. Where the values come from decides what may fuse:
+//
+// Legality. A producer p joins the kernel of its consumer c when
+//   1. p's result is read by c alone (one op, maybe at two operands) and is not a graph
+//      output: otherwise it must be written to memory anyway, and the kernel would have two
+//      results. (XLA's instruction fusion duplicates cheap producers into each consumer and
+//      TVM's FuseOps fuses diamonds through the post-dominator tree; both are refinements for
+//      later. Here kernels are trees, each member read once, by the next one up.)
+//   2. p and c are on one device (copies are never members, so a kernel never spans two);
+//   3. the merged kernel keeps the rules of ir/fused_kernel.h, which come from what codegen
+//      can emit as one kernel:
+//      - elementwise trees, with broadcasting: each output element evaluates the tree at the
+//        index each operand broadcasts from. Recomputing a small operand's member per output
+//        element costs arithmetic, never traffic.
+//      - at most one anchor, with a prologue on its first operand and a tail of its result
+//        shape. A prologue is worth it even though softmax reads its input two or three times
+//        (max, sum of exponentials, output): recomputing a cheap op per read costs no memory,
+//        materializing it costs a write and a read of the whole tensor. The transformer's
+//        `scores * (1/sqrt(dh))` before its softmax is the case. The tail runs once per
+//        anchor output, in the thread that holds it after the row's reduction; a tail that
+//        broadcast the result back over the row would need the row again (what softmax and
+//        layer_norm do inside), so it ends the kernel instead. Two anchors never share a
+//        kernel: each has its own reduction pattern and launch shape. mse_loss and
+//        cross_entropy, reductions of two operands with modes of their own, are not anchors
+//        yet; reshape (a view), transpose, concat, slice, embedding and copies move data
+//        rather than compute on it, and are never members.
+//      - a GEMM only first, followed only by cuBLASLt's epilogues: CUBLASLT_EPILOGUE_BIAS
+//        (an `add` of a 1-D bias over the last dim: the vector broadcast along the rows of
+//        the row-major result), RELU, GELU and RELU_BIAS, GELU_BIAS (the bias first). The
+//        library's GELU is the tanh approximation, so an exact (erf) gelu does not fold: it
+//        would change answers. linear's own bias takes the bias slot, so an add after a
+//        linear does not fold; batched (3-D) matmuls are left unfused. Nothing else joins a
+//        GEMM kernel, whose code is the library's, not ours.
+//
+// Algorithm: greedy producer-consumer fusion, as XLA's InstructionFusion and TVM's FuseOps do,
+// in phases:
+//   1. Grouping (Grouper): walking the ops in order, every op with a role starts a group
+//      with itself as root; an elementwise op or anchor then absorbs the groups of the
+//      producers of its operands that pass rules 1 and 2, when the merged group keeps rule 3.
+//      GEMM and anchor groups are tried first: their fusion saves the most (a GEMM's output
+//      round trip, an anchor's tail), and an elementwise sibling absorbed first would keep a
+//      GEMM out. Rule 3 is checked on a summary of each group (its GEMM and how far its
+//      epilogue has come, its anchor), so each absorption costs O(1) and merging the smaller
+//      member list into the larger keeps the walk near-linear.
+//   2. Ordering: each group of two or more moves its members down to just before its root,
+//      keeping their order. Always legal: a member's operands are defined before the member,
+//      so before the root, and its result is read only by later members.
+//   3. Naming: groups of two or more become kernels "k0", "k1", ... in op order.
+// A group is absorbed only by the sole reader of its root, so the groups depend only on the
+// dataflow graph, not on the op order: the pass is deterministic and idempotent.
+#include "passes/fuse.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/fused_kernel.h"
+
+namespace gxc {
+namespace {
+
+struct Group {
+  std::vector<Op*> members;
+  Op* root = nullptr;
+  const Op* gemm = nullptr;
+  int epilogue = 0;  // with a GEMM: 0 the GEMM alone, 1 its bias added, 2 activated
+  const Op* anchor = nullptr;
+};
+
+// Phase 1: the groups of the graph, by greedy producer-consumer fusion.
+class Grouper {
+ public:
+  explicit Grouper(const Graph& graph) : graph_(graph) {
+    for (const Op* op : graph.ops())
+      for (size_t i = 0; i < op->operands.size(); ++i)
+        if (std::find(op->operands.begin(), op->operands.begin() + static_cast<std::ptrdiff_t>(i),
+                      op->operands[i]) == op->operands.begin() + static_cast<std::ptrdiff_t>(i))
+          ++readers_[op->operands[i]];
+    for (const GraphOutput& output : graph.outputs()) ++readers_[output.value];
+  }
+
+  std::vector<Group> run() {
+    for (Op* op : graph_.ops()) {
+      KernelRole role = kernelRole(*op);
+      if (role == KernelRole::None || !op->result->type.known || !op->device().placed()) continue;
+      Group group;
+      group.members = {op};
+      group.root = op;
+      if (role == KernelRole::Gemm) group.gemm = op;
+      if (role == KernelRole::Anchor) group.anchor = op;
+      if (role != KernelRole::Gemm) absorbProducers(group);
+      groupOfRoot_[op] = groups_.size();
+      groups_.push_back(std::move(group));
+    }
+    std::vector<Group> result;
+    for (Group& group : groups_)
+      if (group.members.size() >= 2) result.push_back(std::move(group));
+    return result;
+  }
+
+ private:
+  // The groups whose root's result only `op` reads, on its device: GEMM and anchor groups
+  // first, then the others, each in operand order.
+  std::vector<size_t> candidates(const Op& op) const {
+    std::vector<size_t> found;
+    for (const Value* operand : op.operands) {
+      const Op* producer = operand->producer;
+      if (!producer || readers_.at(operand) != 1 || producer->device() != op.device()) continue;
+      auto it = groupOfRoot_.find(producer);
+      if (it == groupOfRoot_.end() || consumed_.count(it->second)) continue;
+      if (std::find(found.begin(), found.end(), it->second) == found.end())
+        found.push_back(it->second);
+    }
+    std::stable_partition(found.begin(), found.end(), [&](size_t index) {
+      return groups_[index].gemm || groups_[index].anchor;
+    });
+    return found;
+  }
+
+  void absorbProducers(Group& group) {
+    for (size_t index : candidates(*group.root)) {
+      Group& from = groups_[index];
+      if (!mayAbsorb(group, from)) continue;
+      if (from.gemm) {
+        group.gemm = from.gemm;
+        group.epilogue = isGemmActivation(*group.root) ? 2 : 1;
+      }
+      if (from.anchor) group.anchor = from.anchor;
+      if (from.members.size() > group.members.size()) std::swap(from.members, group.members);
+      group.members.insert(group.members.end(), from.members.begin(), from.members.end());
+      from.members.clear();
+      consumed_.insert(index);
+    }
+  }
+
+  // Rule 3 for `into` (rooted at its consumer) absorbing `from`, whose root it reads.
+  static bool mayAbsorb(const Group& into, const Group& from) {
+    const Op& root = *into.root;
+    const Value* fed = from.root->result;
+    if (kernelRole(root) == KernelRole::Anchor) {
+      // A prologue: an elementwise group feeding the anchor's first operand only.
+      bool firstOnly = root.operands[0] == fed &&
+                       std::count(root.operands.begin(), root.operands.end(), fed) == 1;
+      return firstOnly && !from.gemm && !from.anchor && into.members.size() == 1;
+    }
+    if (into.gemm) return false;  // nothing joins a GEMM's epilogue but the epilogue
+    if (from.gemm) {
+      if (into.members.size() != 1) return false;
+      bool bias = from.epilogue == 0 && isGemmBiasAdd(*from.gemm, root);
+      bool activation = from.epilogue < 2 && isGemmActivation(root);
+      return bias || activation;
+    }
+    if (from.anchor)
+      return !into.anchor && root.result->type.shape == from.anchor->result->type.shape;
+    return true;  // an elementwise tree: a branch of the prologue, the tail or a map
+  }
+
+  const Graph& graph_;
+  std::unordered_map<const Value*, int> readers_;  // ops reading each value; outputs count
+  std::vector<Group> groups_;
+  std::unordered_map<const Op*, size_t> groupOfRoot_;
+  std::unordered_set<size_t> consumed_;  // groups absorbed into another
+};
+
+// Phase 2: the op order with each group's members moved down to its root. Leaves each
+// group's members in op order.
+std::vector<Op*> fusedOrder(const Graph& graph, std::vector<Group>& groups) {
+  std::unordered_map<const Op*, Group*> groupOfMember;
+  for (Group& group : groups) {
+    for (const Op* member : group.members) groupOfMember[member] = &group;
+    group.members.clear();
+  }
+  for (Op* op : graph.ops())
+    if (auto it = groupOfMember.find(op); it != groupOfMember.end())
+      it->second->members.push_back(op);
+  std::vector<Op*> order;
+  order.reserve(graph.ops().size());
+  for (Op* op : graph.ops()) {
+    auto it = groupOfMember.find(op);
+    if (it == groupOfMember.end())
+      order.push_back(op);
+    else if (it->second->root == op)
+      order.insert(order.end(), it->second->members.begin(), it->second->members.end());
+  }
+  return order;
+}
+
+}  // namespace
+
+bool FusePass::run(Graph& graph, const PassContext&) const {
+  std::vector<Group> groups = Grouper(graph).run();
+  std::vector<Op*> order = fusedOrder(graph, groups);
+
+  // Phase 3: names in op order, and the attribute on every member (and on nothing else).
+  std::unordered_map<const Op*, const Group*> groupOfFirst;
+  for (const Group& group : groups) groupOfFirst[group.members.front()] = &group;
+  std::unordered_map<const Op*, std::string> kernelOfOp;
+  int next = 0;
+  for (const Op* op : order) {
+    auto it = groupOfFirst.find(op);
+    if (it == groupOfFirst.end()) continue;
+    std::string name = fmt::format("k{}", next++);
+    for (const Op* member : it->second->members) kernelOfOp[member] = name;
+  }
+
+  bool changed = order != graph.ops();
+  for (Op* op : graph.ops()) {
+    auto it = kernelOfOp.find(op);
+    std::string kernel = it == kernelOfOp.end() ? "" : it->second;
+    if (kernelOf(*op) == kernel) continue;
+    if (kernel.empty())
+      op->attrs.erase("kernel");
+    else
+      op->attrs.set("kernel", kernel);
+    changed = true;
+  }
+  if (order != graph.ops()) graph.reorderOps(std::move(order));
+  return changed;
+}
+
+}  // namespace gxc

@@ -1,0 +1,86 @@
+// The verifier's kernel rules (ir/fused_kernel.h): each broken rule named in one line, with
+// the op and the kernel; well-formed kernels accepted.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ir/parser.h"
+#include "ir/verifier.h"
+
+namespace gxc {
+namespace {
+
+// The first problem the verifier finds in `body` (ops of a graph with inputs %x f32[4,8] and
+// %w f32[8,8] on cuda:0, returning %out).
+std::string firstProblem(const std::string& body) {
+  std::string text =
+      "graph @g(%x: f32[4,8] @cuda:0, %w: f32[8,8] @cuda:0, %v: f32[8] @cuda:0) -> (out) {\n" +
+      body + "  return %out\n}\n";
+  try {
+    auto graph = parseGraph(text, "g.gxir");
+    std::vector<std::string> problems = verifyGraph(*graph);
+    return problems.empty() ? "" : problems.front();
+  } catch (const Error& error) {  // the parser checks attribute kinds itself
+    return error.message();
+  }
+}
+
+TEST(KernelVerifierTest, NamesEachBrokenKernelRule) {
+  EXPECT_EQ(firstProblem("  %a = relu %x {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
+                         "  %out = exp %a {kernel = \"k0\"} : f32[4,8] @cuda:0\n"),
+            "");
+  EXPECT_EQ(firstProblem("  %a = relu %x {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
+                         "  %b = neg %x : f32[4,8] @cuda:0\n"
+                         "  %c = exp %a {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
+                         "  %out = add %b, %c : f32[4,8] @cuda:0\n"),
+            "op %c: kernel 'k0' is not contiguous: %b, not a member, comes between its members");
+  EXPECT_EQ(firstProblem("  %a = relu %x {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
+                         "  %b = exp %a {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
+                         "  %out = add %a, %b : f32[4,8] @cuda:0\n"),
+            "op %a: %out reads its result outside kernel 'k0'; only the last member's result "
+            "may leave a kernel");
+  EXPECT_EQ(firstProblem("  %out = relu %x {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
+                         "  %b = exp %out {kernel = \"k0\"} : f32[4,8] @cuda:0\n"),
+            "op %out: its result is a graph output, but only the last member of kernel 'k0' "
+            "may be one");
+  EXPECT_EQ(firstProblem("  %a = relu %x {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
+                         "  %out = exp %a {kernel = \"k0\"} : f32[4,8] @cuda:1\n"),
+            "op %out: kernel 'k0' has members on cuda:0 and cuda:1");
+  EXPECT_EQ(firstProblem("  %a = softmax %x {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
+                         "  %out = log_softmax %a {kernel = \"k0\"} : f32[4,8] @cuda:0\n"),
+            "op %out: kernel 'k0' has a second anchor after %a");
+  EXPECT_EQ(firstProblem("  %a = sum %x {axis = 1, keepdim = true, kernel = \"k0\"} : f32[4,1] "
+                         "@cuda:0\n"
+                         "  %out = add %a, %x {kernel = \"k0\"} : f32[4,8] @cuda:0\n"),
+            "op %out: the tail of kernel 'k0' must keep the shape [4,1] of its anchor %a, not "
+            "[4,8]");
+  EXPECT_EQ(firstProblem("  %g = relu %v {kernel = \"k0\"} : f32[8] @cuda:0\n"
+                         "  %out = layer_norm %x, %g {kernel = \"k0\"} : f32[4,8] @cuda:0\n"),
+            "op %out: only its first operand may be computed in kernel 'k0', not %g");
+  EXPECT_EQ(firstProblem("  %a = relu %x {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
+                         "  %out = matmul %a, %w {kernel = \"k0\"} : f32[4,8] @cuda:0\n"),
+            "op %out: a GEMM may only be the first member of kernel 'k0'");
+  EXPECT_EQ(firstProblem("  %m = matmul %x, %w {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
+                         "  %out = gelu %m {kernel = \"k0\"} : f32[4,8] @cuda:0\n"),
+            "op %out: only a bias add, then relu or gelu (tanh), may follow the GEMM %m in "
+            "kernel 'k0'");
+  EXPECT_EQ(firstProblem("  %m = matmul %x, %w {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
+                         "  %r = relu %m {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
+                         "  %out = add %r, %v {kernel = \"k0\"} : f32[4,8] @cuda:0\n"),
+            "op %out: only a bias add, then relu or gelu (tanh), may follow the GEMM %m in "
+            "kernel 'k0'");
+  EXPECT_EQ(firstProblem("  %m = matmul %x, %w {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
+                         "  %b = add %m, %v {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
+                         "  %out = gelu %b {approximate = \"tanh\", kernel = \"k0\"} : f32[4,8] "
+                         "@cuda:0\n"),
+            "");
+  EXPECT_EQ(firstProblem("  %t = transpose %x {kernel = \"k0\"} : f32[8,4] @cuda:0\n"
+                         "  %out = relu %t {kernel = \"k0\"} : f32[8,4] @cuda:0\n"),
+            "op %t: transpose f32[8,4] cannot be a member of kernel 'k0'");
+  EXPECT_EQ(firstProblem("  %out = relu %x {kernel = 3} : f32[4,8] @cuda:0\n"),
+            "attribute 'kernel' must be a string");
+}
+
+}  // namespace
+}  // namespace gxc
