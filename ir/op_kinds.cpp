@@ -110,7 +110,8 @@ bool isModelOp(OpKind kind) {
 }
 
 bool isScheduleAttr(std::string_view name) {
-  return name == "stream" || name == "wait" || name == "record" || name == "offset";
+  return name == "stream" || name == "wait" || name == "record" || name == "offset" ||
+         name == "kernel";
 }
 
 bool isElementwiseBinary(OpKind kind) {

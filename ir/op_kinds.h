@@ -78,7 +78,8 @@ std::vector<std::string_view> modelOpNames();
 // Attributes any op may carry once assign-streams has scheduled it: `stream` (the stream it
 // runs on, "cuda:0.compute"), `wait` (event ids it waits for before it starts) and `record`
 // (the event id it records when it is done); and once plan-memory has planned it, `offset`
-// (an int: where its result starts in its device's arena, in bytes).
+// (an int: where its result starts in its device's arena, in bytes); and once fuse has fused
+// it, `kernel` (a string: the fused kernel it is a member of).
 bool isScheduleAttr(std::string_view name);
 
 bool isElementwiseBinary(OpKind kind);  // add sub mul div

@@ -18,9 +18,9 @@ std::optional<std::string> schemaProblem(const Op& op) {
   }
   for (const auto& [name, value] : op.attrs.all()) {
     if (isScheduleAttr(name)) {
-      AttrKind expected = name == "stream" ? AttrKind::String
-                          : name == "wait" ? AttrKind::IntList
-                                           : AttrKind::Int;
+      AttrKind expected = name == "stream" || name == "kernel" ? AttrKind::String
+                          : name == "wait"                     ? AttrKind::IntList
+                                                               : AttrKind::Int;
       if (attrKind(value) != expected)
         return fmt::format("attribute '{}' must be a {}", name, attrKindName(expected));
       continue;

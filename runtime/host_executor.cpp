@@ -4,7 +4,6 @@
 
 #include <unistd.h>
 
-#include "runtime/cpu_gemm.h"
 #include "runtime/reference_ops.h"
 
 namespace gxc {
@@ -20,7 +19,17 @@ HostExecutor::HostExecutor(const Graph& graph, HostKernels kernels)
     if (!ops[i]->device().isCpu())
       runtimeError(ops[i]->loc, "layer '{}' is on {}, but this run executes on the host only",
                    ops[i]->layerName(), ops[i]->device().str());
+  }
+  if (kernels_ == HostKernels::Cpu) generated_ = std::make_unique<HostGeneratedKernels>(graph);
+  // A value dies after the last step that reads it: a fused kernel reads its inputs when its
+  // root runs.
+  for (size_t i = 0; i < ops.size(); ++i)
     for (const Value* operand : ops[i]->operands) lastUse_[operand] = i;
+  if (generated_) {
+    std::map<const Op*, size_t> index;
+    for (size_t i = 0; i < ops.size(); ++i) index[ops[i]] = i;
+    for (const KernelStep& step : generated_->steps().steps())
+      for (const Value* input : step.inputs) lastUse_[input] = index.at(step.root());
   }
   // Outputs live to the end.
   for (const GraphOutput& output : graph.outputs()) lastUse_[output.value] = ops.size();
@@ -64,18 +73,20 @@ std::map<std::string, Tensor> HostExecutor::run(const std::map<std::string, Tens
   for (size_t i = 0; i < ops.size(); ++i) {
     const Op& op = *ops[i];
     if (op.kind == OpKind::Param) continue;
+    // With generated kernels, a fused kernel runs at its root, reading the kernel's inputs.
+    const KernelStep* step = generated_ ? generated_->steps().stepOfRoot(&op) : nullptr;
+    if (generated_ && !step) continue;  // an internal member: computed by its root's kernel
+    std::vector<const Value*> reads =
+        step ? step->inputs : std::vector<const Value*>(op.operands.begin(), op.operands.end());
     std::vector<const Tensor*> operands;
-    for (const Value* operand : op.operands) {
+    for (const Value* operand : reads) {
       auto param = params_.find(operand);
       operands.push_back(param != params_.end() ? &param->second : &live.at(operand));
     }
-    bool blas = kernels_ == HostKernels::Cpu;
-    Tensor result = blas && op.kind == OpKind::Matmul   ? cpuMatmul(op, operands)
-                    : blas && op.kind == OpKind::Linear ? cpuLinear(op, operands)
-                                                        : evaluateReferenceOp(op, operands);
+    Tensor result = step ? generated_->run(*step, operands) : evaluateReferenceOp(op, operands);
     track(op.result, std::move(result));
-    // Free what this op used last, and its own result when nothing ever reads it.
-    std::vector<const Value*> dying(op.operands.begin(), op.operands.end());
+    // Free what this step used last, and its own result when nothing ever reads it.
+    std::vector<const Value*> dying = reads;
     dying.push_back(op.result);
     for (const Value* value : dying) {
       auto it = live.find(value);
@@ -99,6 +110,10 @@ std::map<std::string, Tensor> HostExecutor::run(const std::map<std::string, Tens
     stats->peakBytes = paramBytes_ + peakBytes;
   }
   return outputs;
+}
+
+KernelCacheStats HostExecutor::kernelCacheStats() const {
+  return generated_ ? generated_->cacheStats() : KernelCacheStats{};
 }
 
 }  // namespace gxc

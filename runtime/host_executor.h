@@ -1,17 +1,22 @@
 // Executes a placed graph on the host, op by op, in order.
 //
 // Two kernel sets: `Reference` runs every op through the plain reference interpreter (the
-// oracle); `Cpu` is the `cpu` platform, which sends GEMMs (matmul, linear) to OpenBLAS and
-// everything else to the reference kernels. Params are materialized once and stay resident;
-// an activation is freed after its last use, so peak memory is that of a real run.
+// oracle; fused kernels are computed op by op); `Cpu` is the `cpu` platform, which runs the
+// graph's generated kernels (runtime/host_generated_kernels.h: built once, when the executor
+// is made), GEMMs through OpenBLAS, and never materializes a fused kernel's internal values. Params
+// are materialized once and stay resident; an activation is freed after its last use, so peak
+// memory is that of a real run.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "codegen/kernel_cache.h"
 #include "ir/graph.h"
+#include "runtime/host_generated_kernels.h"
 #include "runtime/param_init.h"
 #include "runtime/tensor.h"
 
@@ -35,11 +40,15 @@ class HostExecutor {
   std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs,
                                     HostRunStats* stats = nullptr);
 
+  // The kernel cache's counts of the build of the generated kernels (`Cpu` only).
+  KernelCacheStats kernelCacheStats() const;
+
  private:
   void materializeParams();
 
   const Graph& graph_;
   HostKernels kernels_;
+  std::unique_ptr<HostGeneratedKernels> generated_;  // `Cpu` only
   WeightFiles weightFiles_;
   std::map<const Value*, Tensor> params_;
   std::map<const Value*, size_t> lastUse_;  // op index after which a value is dead
