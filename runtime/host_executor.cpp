@@ -4,8 +4,6 @@
 
 #include <unistd.h>
 
-#include "ir/fused_kernel.h"
-#include "runtime/cpu_gemm.h"
 #include "runtime/reference_ops.h"
 
 namespace gxc {
@@ -21,11 +19,18 @@ HostExecutor::HostExecutor(const Graph& graph, HostKernels kernels)
     if (!ops[i]->device().isCpu())
       runtimeError(ops[i]->loc, "layer '{}' is on {}, but this run executes on the host only",
                    ops[i]->layerName(), ops[i]->device().str());
-    for (const Value* operand : ops[i]->operands) lastUse_[operand] = i;
   }
-  kernelInner_ = kernelInternalValues(graph);
-  for (const KernelSpan& span : kernelSpans(graph))
-    kernelResultAt_[span.first] = ops[span.last]->result;
+  if (kernels_ == HostKernels::Cpu) generated_ = std::make_unique<HostGeneratedKernels>(graph);
+  // A value dies after the last step that reads it: a fused kernel reads its inputs when its
+  // root runs.
+  for (size_t i = 0; i < ops.size(); ++i)
+    for (const Value* operand : ops[i]->operands) lastUse_[operand] = i;
+  if (generated_) {
+    std::map<const Op*, size_t> index;
+    for (size_t i = 0; i < ops.size(); ++i) index[ops[i]] = i;
+    for (const KernelStep& step : generated_->steps().steps())
+      for (const Value* input : step.inputs) lastUse_[input] = index.at(step.root());
+  }
   // Outputs live to the end.
   for (const GraphOutput& output : graph.outputs()) lastUse_[output.value] = ops.size();
 }
@@ -56,12 +61,8 @@ std::map<std::string, Tensor> HostExecutor::run(const std::map<std::string, Tens
   auto start = std::chrono::steady_clock::now();
   std::map<const Value*, Tensor> live;
   int64_t liveBytes = 0, peakBytes = 0;
-  auto counted = [&](const Value* value, const Tensor& tensor) {
-    return kernelInner_.count(value) ? int64_t{0} : static_cast<int64_t>(tensor.nbytes());
-  };
-  std::unordered_set<const Value*> reserved;  // kernel results counted since their first member
   auto track = [&](const Value* value, Tensor tensor) {
-    if (!reserved.count(value)) liveBytes += counted(value, tensor);
+    liveBytes += static_cast<int64_t>(tensor.nbytes());
     peakBytes = std::max(peakBytes, liveBytes);
     live[value] = std::move(tensor);
   };
@@ -72,30 +73,27 @@ std::map<std::string, Tensor> HostExecutor::run(const std::map<std::string, Tens
   for (size_t i = 0; i < ops.size(); ++i) {
     const Op& op = *ops[i];
     if (op.kind == OpKind::Param) continue;
-    if (auto kernel = kernelResultAt_.find(i); kernel != kernelResultAt_.end()) {
-      reserved.insert(kernel->second);
-      liveBytes += kernel->second->type.bytes();
-      peakBytes = std::max(peakBytes, liveBytes);
-    }
+    // With generated kernels, a fused kernel runs at its root, reading the kernel's inputs.
+    const KernelStep* step = generated_ ? generated_->steps().stepOfRoot(&op) : nullptr;
+    if (generated_ && !step) continue;  // an internal member: computed by its root's kernel
+    std::vector<const Value*> reads =
+        step ? step->inputs : std::vector<const Value*>(op.operands.begin(), op.operands.end());
     std::vector<const Tensor*> operands;
-    for (const Value* operand : op.operands) {
+    for (const Value* operand : reads) {
       auto param = params_.find(operand);
       operands.push_back(param != params_.end() ? &param->second : &live.at(operand));
     }
-    bool blas = kernels_ == HostKernels::Cpu;
-    Tensor result = blas && op.kind == OpKind::Matmul   ? cpuMatmul(op, operands)
-                    : blas && op.kind == OpKind::Linear ? cpuLinear(op, operands)
-                                                        : evaluateReferenceOp(op, operands);
+    Tensor result = step ? generated_->run(*step, operands) : evaluateReferenceOp(op, operands);
     track(op.result, std::move(result));
-    // Free what this op used last, and its own result when nothing ever reads it.
-    std::vector<const Value*> dying(op.operands.begin(), op.operands.end());
+    // Free what this step used last, and its own result when nothing ever reads it.
+    std::vector<const Value*> dying = reads;
     dying.push_back(op.result);
     for (const Value* value : dying) {
       auto it = live.find(value);
       auto last = lastUse_.find(value);
       bool dead = last == lastUse_.end() || last->second == i;
       if (it != live.end() && dead) {
-        liveBytes -= counted(value, it->second);
+        liveBytes -= static_cast<int64_t>(it->second.nbytes());
         live.erase(it);
       }
     }
@@ -112,6 +110,10 @@ std::map<std::string, Tensor> HostExecutor::run(const std::map<std::string, Tens
     stats->peakBytes = paramBytes_ + peakBytes;
   }
   return outputs;
+}
+
+KernelCacheStats HostExecutor::kernelCacheStats() const {
+  return generated_ ? generated_->cacheStats() : KernelCacheStats{};
 }
 
 }  // namespace gxc

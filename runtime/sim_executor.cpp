@@ -8,8 +8,6 @@
 
 #include <fmt/ranges.h>
 
-#include "ir/fused_kernel.h"
-#include "runtime/reference_ops.h"
 #include "runtime/sim_run_state.h"
 
 namespace gxc {
@@ -49,16 +47,19 @@ SimExecutor::SimExecutor(const Graph& scheduled, SimConfig config)
   for (int i = 0; i < cudaDevices; ++i)
     gpuAllocators_.push_back(
         std::make_unique<CachingAllocator>(Device::cuda(i).str(), config_.memoryPerGpu));
-  std::map<const Op*, const Value*> kernelResultAt;  // at each kernel's first member
-  for (const KernelSpan& span : kernelSpans(graph_))
-    kernelResultAt[graph_.ops()[span.first]] = graph_.ops()[span.last]->result;
-  for (const ScheduledOp& scheduled : schedule_.ops) {
-    auto kernel = kernelResultAt.find(scheduled.op);
-    allocationAt_.push_back(kernel != kernelResultAt.end()    ? kernel->second
-                            : kernelOf(*scheduled.op).empty() ? scheduled.op->result
-                                                              : nullptr);
-  }
   for (int64_t id : schedule_.events) events_[id] = std::make_unique<SimEvent>();
+  generated_ = std::make_unique<HostGeneratedKernels>(graph_);
+  // A fused kernel reads its inputs when its root runs: they live until then.
+  std::map<const Op*, size_t> issueIndex;
+  for (size_t i = 0; i < schedule_.ops.size(); ++i) issueIndex[schedule_.ops[i].op] = i;
+  for (const KernelStep& step : generated_->steps().steps()) {
+    if (step.kind == StepKind::Param) continue;
+    for (const Value* input : step.inputs) {
+      auto last = schedule_.lastUse.find(input);
+      if (last != schedule_.lastUse.end())
+        last->second = std::max(last->second, issueIndex.at(step.root()));
+    }
+  }
   for (const ScheduledStream& stream : schedule_.streams)
     streams_.push_back(std::make_unique<SimStream>(stream.name));
 }
@@ -163,15 +164,14 @@ void SimExecutor::issue(RunState& state, size_t index) {
   const ScheduledOp& scheduled = schedule_.ops[index];
   const Op& op = *scheduled.op;
   // Memory first, as a CUDA framework allocates before it launches: if the result does not
-  // fit, nothing of this op is issued and the error names it.
-  if (const Value* output = allocationAt_[index]) {
+  // fit, nothing of this op is issued and the error names it. A fused kernel's internal
+  // values have no memory.
+  if (generated_->steps().stepOfRoot(&op)) {
     CachingAllocator& allocator = allocatorFor(op.device());
     CachingAllocator::Block block = allocator.allocate(
-        output->type.bytes(), fmt::format("layer '{}'", output->name), output->producer->loc);
-    state.live[output] = {std::make_shared<Buffer>(), &allocator, block};
+        op.result->type.bytes(), fmt::format("layer '{}'", op.layerName()), op.loc);
+    state.live[op.result] = {std::make_shared<Buffer>(), &allocator, block};
   }
-  if (!state.live.count(op.result))
-    state.live[op.result] = {std::make_shared<Buffer>(), nullptr, {}};
 
   double start = state.streamClock[scheduled.stream];
   for (int64_t event : scheduled.waits) start = std::max(start, state.eventTime.at(event));
@@ -188,7 +188,10 @@ void SimExecutor::issue(RunState& state, size_t index) {
       std::rethrow_exception(describeFailure(failure.opIndex, failure.original, true));
     }
   }
-  for (const Value* operand : op.operands) freeIfDead(state, operand, index);
+  const KernelStep* step = generated_->steps().stepOfRoot(&op);
+  std::vector<const Value*> reads =
+      step ? step->inputs : std::vector<const Value*>(op.operands.begin(), op.operands.end());
+  for (const Value* operand : reads) freeIfDead(state, operand, index);
   freeIfDead(state, op.result, index);
 }
 
@@ -197,9 +200,14 @@ void SimExecutor::enqueue(RunState& state, size_t index) {
   const Op* op = scheduled.op;
   SimStream& stream = *streams_[scheduled.stream];
   for (int64_t event : scheduled.waits) stream.wait(*events_.at(event));
+  const KernelStep* step = generated_->steps().stepOfRoot(op);
+  if (!step) {  // an internal member of a fused kernel: its root computes it
+    if (scheduled.record) stream.record(*events_.at(*scheduled.record));
+    return;
+  }
 
   std::vector<std::shared_ptr<const Buffer>> operands;
-  for (const Value* operand : op->operands) operands.push_back(bufferOf(state, operand));
+  for (const Value* operand : step->inputs) operands.push_back(bufferOf(state, operand));
   std::shared_ptr<Buffer> result = state.live.at(op->result).data;
   // Host<->device copies go through the pinned staging buffer of the GPU side.
   int stagingGpu = -1;
@@ -211,25 +219,26 @@ void SimExecutor::enqueue(RunState& state, size_t index) {
     if (direction == CopyDirection::DeviceToHost) stagingGpu = virtualGpu(from);
   }
   SimStagingBuffers* staging = &staging_;
+  const HostGeneratedKernels* generated = generated_.get();
   // The task owns what it reads and writes (shared buffers), so freeing a value's memory
   // in program order never pulls data from under a stream that still has to read it.
-  stream.enqueue(
-      [op, operands = std::move(operands), result, staging, stagingGpu, direction, index] {
-        try {
-          std::vector<const Tensor*> tensors;
-          for (const auto& operand : operands) tensors.push_back(&operand->tensor);
-          if (stagingGpu >= 0) {
-            const Tensor& source = *tensors[0];
-            Tensor moved(source.dtype(), source.shape());
-            staging->copy(stagingGpu, direction, source.data(), moved.data(), source.nbytes());
-            result->tensor = std::move(moved);
-          } else {
-            result->tensor = evaluateReferenceOp(*op, tensors);
-          }
-        } catch (...) {
-          throw KernelFailure(index, std::current_exception());
-        }
-      });
+  stream.enqueue([step, generated, operands = std::move(operands), result, staging, stagingGpu,
+                  direction, index] {
+    try {
+      std::vector<const Tensor*> tensors;
+      for (const auto& operand : operands) tensors.push_back(&operand->tensor);
+      if (stagingGpu >= 0) {
+        const Tensor& source = *tensors[0];
+        Tensor moved(source.dtype(), source.shape());
+        staging->copy(stagingGpu, direction, source.data(), moved.data(), source.nbytes());
+        result->tensor = std::move(moved);
+      } else {
+        result->tensor = generated->run(*step, tensors);
+      }
+    } catch (...) {
+      throw KernelFailure(index, std::current_exception());
+    }
+  });
   if (scheduled.record) stream.record(*events_.at(*scheduled.record));
 }
 
@@ -238,13 +247,12 @@ void SimExecutor::freeIfDead(RunState& state, const Value* value, size_t index) 
   if (it == state.live.end()) return;
   auto last = schedule_.lastUse.find(value);
   if (last != schedule_.lastUse.end() && last->second != index) return;
-  if (it->second.allocator) it->second.allocator->free(it->second.block);
+  it->second.allocator->free(it->second.block);
   state.live.erase(it);
 }
 
 void SimExecutor::freeRunMemory(RunState& state) {
-  for (auto& [value, live] : state.live)
-    if (live.allocator) live.allocator->free(live.block);
+  for (auto& [value, live] : state.live) live.allocator->free(live.block);
   state.live.clear();
 }
 

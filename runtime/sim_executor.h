@@ -2,18 +2,16 @@
 //
 // What it does: issues the ops in program order onto their streams (one host thread each),
 // with the events the schedule names, the way a CUDA runtime would: asynchronously, the
-// streams running concurrently. The arithmetic is real (the reference kernels, on host
-// tensors; copies really copy, host<->device ones through pinned staging buffers), so the
-// results can be checked against the host. Time is simulated: every stream has a clock; an op
-// starts when its stream is free and the events it waits for have completed, and lasts what
-// the H100 cost model says. The clock is computed in issue order on the calling thread, so it
-// is deterministic whatever the threads do. Memory is accounted per GPU by a caching
-// allocator with that GPU's capacity: an op's result is allocated when the op is issued (out
-// of memory names the layer) and freed after its last reader in program order. A fused
-// kernel (ir/fused_kernel.h) is accounted as it will run: its result is allocated when its
-// first member issues, and its inner values, which a generated kernel keeps in registers,
-// live outside the allocator (as plan-memory gives them no bytes), though its members are
-// still evaluated one by one here.
+// streams running concurrently. The arithmetic is real (the graph's generated kernels and
+// OpenBLAS GEMMs, runtime/host_generated_kernels.h, built when the executor is made; copies
+// really copy, host<->device ones through pinned staging buffers), so the results can be
+// checked against the host. A fused kernel runs at its root; its other members keep their
+// place on the stream and the clock but compute and allocate nothing. Time is simulated: every
+// stream has a clock; an op starts when its stream is free and the events it waits for have
+// completed, and lasts what the H100 cost model says. The clock is computed in issue order on the
+// calling thread, so it is deterministic whatever the threads do. Memory is accounted per GPU by a
+// caching allocator with that GPU's capacity: an op's result is allocated when the op is issued
+// (out of memory names the layer) and freed after its last reader in program order.
 //
 // Requires: a graph after assign-streams (see runtime/schedule.h for the contract) whose
 // cuda:i devices are all in the config's device list.
@@ -30,8 +28,10 @@
 #include <string>
 #include <vector>
 
+#include "codegen/kernel_cache.h"
 #include "ir/graph.h"
 #include "runtime/caching_allocator.h"
+#include "runtime/host_generated_kernels.h"
 #include "runtime/param_init.h"
 #include "runtime/schedule.h"
 #include "runtime/sim_cost_model.h"
@@ -96,6 +96,8 @@ class SimExecutor {
   MemoryStats memoryStats(const Device& device) const;
   int64_t pinnedAllocations() const { return staging_.pinnedAllocations(); }
   const Schedule& schedule() const { return schedule_; }
+  // The kernel cache's counts of the build of the generated kernels.
+  KernelCacheStats kernelCacheStats() const { return generated_->cacheStats(); }
 
  private:
   struct RunState;
@@ -132,10 +134,8 @@ class SimExecutor {
   std::vector<std::pair<CachingAllocator*, CachingAllocator::Block>> paramBlocks_;
   std::map<std::string, int64_t> paramUploadBytes_;  // by device name
   bool paramsReady_ = false;
-  // By schedule index: the value whose memory is allocated when that op issues (its result,
-  // or a fused kernel's at its first member), or null.
-  std::vector<const Value*> allocationAt_;
   std::map<int64_t, std::unique_ptr<SimEvent>> events_;
+  std::unique_ptr<HostGeneratedKernels> generated_;
   // Last: destroyed first, so no task outlives the events, buffers and staging it uses.
   std::vector<std::unique_ptr<SimStream>> streams_;
 };

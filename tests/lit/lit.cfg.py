@@ -20,3 +20,7 @@ config.substitutions.append(("%tools", os.path.join(config.test_source_root, "to
 config.substitutions.append(("%models", os.path.join(config.gxc_source_dir, "models")))
 config.environment["PATH"] = os.pathsep.join(
     [config.gxc_binary_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+# One kernel cache in the build tree for the whole suite: host builds of generated kernels are
+# shared between tests and never written to the user's cache. A test of the cache itself sets
+# its own GXC_CACHE_DIR.
+config.environment["GXC_CACHE_DIR"] = os.path.join(config.gxc_binary_dir, "kernel-cache")

@@ -101,6 +101,9 @@ TEST_F(KernelCacheTest, DisabledCacheAlwaysBuilds) {
 }
 
 TEST_F(KernelCacheTest, EnvironmentChoosesTheDirectory) {
+  // The tests' shared cache (test_kernel_cache.cpp) comes back for the tests after this one.
+  const char* shared = std::getenv("GXC_CACHE_DIR");
+  std::string sharedDirectory = shared ? shared : "";
   setenv("GXC_CACHE_DIR", directory_.c_str(), 1);
   EXPECT_EQ(KernelCache::fromEnvironment().directory(), directory_);
   setenv("GXC_DISABLE_KERNEL_CACHE", "1", 1);
@@ -112,6 +115,7 @@ TEST_F(KernelCacheTest, EnvironmentChoosesTheDirectory) {
   setenv("XDG_CACHE_HOME", "/somewhere", 1);
   EXPECT_EQ(KernelCache::fromEnvironment().directory(), std::filesystem::path("/somewhere/gxc"));
   unsetenv("XDG_CACHE_HOME");
+  if (shared) setenv("GXC_CACHE_DIR", sharedDirectory.c_str(), 1);
 }
 
 TEST_F(KernelCacheTest, UnwritableDirectoryStillBuilds) {

@@ -1,8 +1,8 @@
 // Whole models against NumPy: each model of models/ that runs here is loaded with the weights
 // of tests/fixtures/models/<model>/, compiled by the default pipeline for `--devices cpu`, run
 // with both host kernel sets (the reference interpreter, and the cpu platform's OpenBLAS
-// GEMMs), and its outputs compared with the ones make_model_fixtures.py computed in NumPy,
-// an implementation that shares no code with gxc.
+// GEMMs and generated kernels), and its outputs compared with the ones make_model_fixtures.py
+// computed in NumPy, an implementation that shares no code with gxc.
 #include <unistd.h>
 
 #include <algorithm>

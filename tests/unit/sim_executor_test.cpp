@@ -27,7 +27,7 @@ void expectSameTensors(const std::map<std::string, Tensor>& actual,
     const Tensor& got = actual.at(name);
     ASSERT_EQ(got.dtype(), tensor.dtype()) << name;
     ASSERT_EQ(got.shape(), tensor.shape()) << name;
-    // The same reference kernels on the same data: equal to the bit.
+    // The same kernels on the same data: equal to the bit.
     EXPECT_EQ(got.toFloats(), tensor.toFloats()) << name;
   }
 }

@@ -71,13 +71,15 @@ inline std::map<std::string, Tensor> defaultInputs(const Graph& graph) {
   return inputs;
 }
 
-// The oracle: the same graph with every device made the host, run by the reference
-// interpreter (copies become plain host copies).
+// The oracle: the same graph with every device made the host, run by the `cpu` platform
+// (copies become plain host copies): the same generated kernels and OpenBLAS GEMMs as sim,
+// so the same bits. The cpu platform itself is held to the reference interpreter by
+// cpu_ops_test.cpp and model_numerics_test.cpp.
 inline std::map<std::string, Tensor> runOnHost(const std::string& scheduledText,
                                                const std::map<std::string, Tensor>& inputs) {
   std::string hostText = std::regex_replace(scheduledText, std::regex("@cuda:[0-9]+"), "@cpu");
   auto graph = parse(hostText);
-  HostExecutor executor(*graph, HostKernels::Reference);
+  HostExecutor executor(*graph, HostKernels::Cpu);
   return executor.run(inputs);
 }
 

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "codegen/cuda_source.h"
 #include "ir/dot_printer.h"
 #include "ir/printer.h"
 #include "runtime/caching_allocator.h"
@@ -56,13 +57,15 @@ void addCompileOptions(CLI::App& command, CompileOptions& options) {
 
 int compileCommand(const CompileOptions& options, const std::string& emit,
                    const std::string& outPath, std::ostream& out, std::ostream& err) {
-  if (emit != "ir" && emit != "dot") {
-    if (emit == "cuda" || emit == "ptx" || emit == "plan")
-      usageError("--emit {}: not built yet; this gxc can emit ir and dot", emit);
+  if (emit != "ir" && emit != "dot" && emit != "cuda") {
+    if (emit == "ptx" || emit == "plan")
+      usageError("--emit {}: not built yet; this gxc can emit ir, dot and cuda", emit);
     usageError("--emit {}: expected ir, dot, cuda, ptx or plan", emit);
   }
   CompiledModel compiled = compileModel(options, err);
-  std::string text = emit == "dot" ? printDot(*compiled.graph) : printGraph(*compiled.graph);
+  std::string text = emit == "dot"    ? printDot(*compiled.graph)
+                     : emit == "cuda" ? generateCudaSource(*compiled.graph).text
+                                      : printGraph(*compiled.graph);
   if (outPath.empty()) {
     out << text;
     return 0;

@@ -106,6 +106,8 @@ PlatformRun runOnHost(const Graph& graph, const std::map<std::string, Tensor>& i
   // One device and no copies; the columns stay so reports keep one shape on every platform.
   run.summary.devices.push_back(
       {"cpu", "host", stats.milliseconds, stats.peakBytes, stats.peakBytes, 0, 0, 0, 0});
+  run.summary.kernelsCompiled = executor.kernelCacheStats().compiles;
+  run.summary.kernelCacheHits = executor.kernelCacheStats().hits;
   return run;
 }
 
@@ -137,6 +139,8 @@ PlatformRun runOnSim(const CompiledModel& compiled, const std::map<std::string, 
                                    device.bytesCopiedOut, device.copiesIn, device.copiesOut});
   }
   run.trace = report.trace.str();
+  run.summary.kernelsCompiled = executor.kernelCacheStats().compiles;
+  run.summary.kernelCacheHits = executor.kernelCacheStats().hits;
   return run;
 }
 

@@ -32,6 +32,8 @@ void printSummary(const std::string& modelPath, const RunSummary& summary, std::
         formatBytes(device.peakAllocatedBytes), formatBytes(device.peakReservedBytes),
         formatBytes(device.bytesCopiedIn), formatBytes(device.bytesCopiedOut),
         fmt::format("{}/{}", device.copiesIn, device.copiesOut));
+  err << fmt::format("  generated kernels: {} compiled, {} from the cache\n",
+                     summary.kernelsCompiled, summary.kernelCacheHits);
   if (!summary.iterationMs.empty()) {
     IterationStats stats = iterationStats(summary.iterationMs);
     err << fmt::format("  {} iterations: p50 {:.3f} ms, min {:.3f} ms ({})\n",
@@ -55,6 +57,8 @@ nlohmann::json summaryJson(const RunSummary& summary) {
                                {"bytes_copied_out", device.bytesCopiedOut},
                                {"copies_in", device.copiesIn},
                                {"copies_out", device.copiesOut}});
+  json["kernels"] = {{"compiled", summary.kernelsCompiled},
+                     {"cache_hits", summary.kernelCacheHits}};
   if (!summary.iterationMs.empty()) {
     IterationStats stats = iterationStats(summary.iterationMs);
     json["iteration_ms"] = {

@@ -30,6 +30,9 @@ struct RunSummary {
   double totalMs = 0;    // the last run, start to end
   std::vector<DeviceSummary> devices;
   std::vector<double> iterationMs;  // with --iterations: each timed run's total
+  // The host build of the generated kernels: builds run, and builds found in the cache.
+  int kernelsCompiled = 0;
+  int kernelCacheHits = 0;
 };
 
 void printSummary(const std::string& modelPath, const RunSummary& summary, std::ostream& err);

@@ -1,0 +1,247 @@
+// The shared pieces of generated kernels (see cuda_emit.h).
+#include "codegen/cuda_emit.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "ir/diagnostic.h"
+
+namespace gxc::cuda {
+
+int KernelArgs::indexOf(const Value* value) const {
+  auto it = std::find(inputs.begin(), inputs.end(), value);
+  GXC_CHECK(it != inputs.end(), "value '{}' is not an argument of its kernel", value->name);
+  return 1 + static_cast<int>(it - inputs.begin());
+}
+
+std::string storageType(DType dtype) {
+  switch (dtype) {
+    case DType::F32:
+      return "float";
+    case DType::F16:
+    case DType::BF16:
+      return "unsigned short";
+    case DType::I32:
+      return "int";
+    case DType::I64:
+      return "long long";
+  }
+  return "";
+}
+
+std::string familyName(const std::vector<const Op*>& ops) {
+  if (ops.size() > 4) return fmt::format("{}_{}_ops", opName(ops.front()->kind), ops.size());
+  std::string family;
+  for (const Op* op : ops) family += (family.empty() ? "" : "_") + std::string(opName(op->kind));
+  return family;
+}
+
+std::string bitsType(DType dtype) {
+  switch (dtypeSize(dtype)) {
+    case 2:
+      return "unsigned short";
+    case 4:
+      return "unsigned";
+    default:
+      return "gxc_u64";
+  }
+}
+
+namespace {
+
+std::string dtypeSuffix(DType dtype) {
+  GXC_CHECK(isFloat(dtype), "a float load or store of a {} tensor", dtypeName(dtype));
+  return std::string(dtypeName(dtype));
+}
+
+}  // namespace
+
+std::string loadFloat(DType dtype, const std::string& pointer, const std::string& index) {
+  return fmt::format("gxc_ld_{}({}, {})", dtypeSuffix(dtype), pointer, index);
+}
+
+std::string storeFloat(DType dtype, const std::string& pointer, const std::string& index,
+                       const std::string& value) {
+  return fmt::format("gxc_st_{}({}, {}, {});", dtypeSuffix(dtype), pointer, index, value);
+}
+
+std::string floatLiteral(float value) {
+  if (std::isnan(value) || std::isinf(value)) {
+    uint32_t bits;
+    std::memcpy(&bits, &value, 4);
+    return fmt::format("gxc_bits_float(0x{:08x}u)", bits);
+  }
+  // Hexadecimal: exact, so the kernel computes with the very float the reference does.
+  return fmt::format("{:a}f", value);
+}
+
+std::string intLiteral(int64_t value) { return fmt::format("{}LL", value); }
+
+std::string pointerDecls(const KernelArgs& args, bool bits) {
+  auto type = [&](const Value* value) {
+    return bits ? bitsType(value->type.dtype) : storageType(value->type.dtype);
+  };
+  std::string out =
+      fmt::format("  {}* out = ({}*)args.p[0];\n", type(args.output), type(args.output));
+  for (size_t i = 0; i < args.inputs.size(); ++i)
+    out +=
+        fmt::format("  const {0}* in{1} = (const {0}*)args.p[{1}];\n", type(args.inputs[i]), i + 1);
+  return out;
+}
+
+std::vector<int64_t> rowMajorStrides(const Shape& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
+  return strides;
+}
+
+namespace {
+
+bool namesIdentifier(const std::string& code, const std::string& name) {
+  auto isWord = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t at = code.find(name); at != std::string::npos; at = code.find(name, at + 1)) {
+    bool startsWord = at == 0 || !isWord(code[at - 1]);
+    bool endsWord = at + name.size() == code.size() || !isWord(code[at + name.size()]);
+    if (startsWord && endsWord) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string unravel(const std::string& index, const Shape& shape, const std::string& prefix,
+                    const std::string& indent, const std::string& user) {
+  std::vector<int64_t> strides = rowMajorStrides(shape);
+  std::string out;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (!namesIdentifier(user, prefix + std::to_string(d))) continue;
+    // Division by the baked stride, then modulo the baked size: constants the compilers fold.
+    std::string coord =
+        strides[d] == 1 ? index : fmt::format("{} / {}", index, intLiteral(strides[d]));
+    if (d > 0) coord = fmt::format("({}) % {}", coord, intLiteral(shape[d]));
+    out += fmt::format("{}const gxc_i64 {}{} = {};\n", indent, prefix, d, coord);
+  }
+  return out;
+}
+
+std::string broadcastIndex(const Shape& shape, const Shape& outShape, const std::string& prefix) {
+  GXC_CHECK(shape.size() <= outShape.size(), "{} does not broadcast to {}", shapeString(shape),
+            shapeString(outShape));
+  size_t skipped = outShape.size() - shape.size();
+  std::vector<int64_t> strides = rowMajorStrides(shape);
+  std::vector<std::string> terms;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    GXC_CHECK(shape[d] == outShape[skipped + d], "{} does not broadcast to {}", shapeString(shape),
+              shapeString(outShape));
+    std::string coord = fmt::format("{}{}", prefix, skipped + d);
+    terms.push_back(strides[d] == 1 ? coord
+                                    : fmt::format("{} * {}", coord, intLiteral(strides[d])));
+  }
+  if (terms.empty()) return "0";
+  std::string out = terms[0];
+  for (size_t i = 1; i < terms.size(); ++i) out += " + " + terms[i];
+  return out;
+}
+
+std::string elementwiseExpr(const Op& op, const std::vector<std::string>& operands) {
+  const std::string& a = operands.at(0);
+  if (isElementwiseBinary(op.kind)) {
+    std::string b = operands.size() == 2
+                        ? operands[1]
+                        : floatLiteral(static_cast<float>(op.attrs.getFloat("scalar", 0.0)));
+    const char* symbol = op.kind == OpKind::Add   ? "+"
+                         : op.kind == OpKind::Sub ? "-"
+                         : op.kind == OpKind::Mul ? "*"
+                                                  : "/";
+    return fmt::format("({} {} {})", a, symbol, b);
+  }
+  switch (op.kind) {
+    case OpKind::Relu:
+      return fmt::format("gxc_relu({})", a);
+    case OpKind::Sigmoid:
+      return fmt::format("gxc_sigmoid({})", a);
+    case OpKind::Tanh:
+      return fmt::format("tanhf({})", a);
+    case OpKind::Exp:
+      return fmt::format("expf({})", a);
+    case OpKind::Log:
+      return fmt::format("logf({})", a);
+    case OpKind::Neg:
+      return fmt::format("(-{})", a);
+    case OpKind::Sqrt:
+      return fmt::format("sqrtf({})", a);
+    case OpKind::Gelu:
+      return (op.attrs.getString("approximate", "none") == "tanh" ? "gxc_gelu_tanh("
+                                                                  : "gxc_gelu(") +
+             a + ")";
+    default:
+      GXC_CHECK(false, "layer '{}': {} is not elementwise", op.layerName(), opName(op.kind));
+  }
+  return "";
+}
+
+std::string elementwiseTail(const std::vector<const Op*>& members, const Value* root,
+                            const KernelArgs& args,
+                            const std::map<const Value*, std::string>& given,
+                            const std::string& rootIndex, const std::string& indent) {
+  const Shape& rootShape = root->type.shape;
+  std::map<const Value*, std::string> names = given;
+  std::string loads, compute;
+  bool needsCoords = false;
+  std::set<const Op*> memberSet(members.begin(), members.end());
+  for (const Op* op : members) {
+    std::vector<std::string> operands;
+    for (const Value* operand : op->operands) {
+      if (!names.count(operand)) {
+        GXC_CHECK(!operand->producer || !memberSet.count(operand->producer),
+                  "member '{}' read before it is computed", operand->name);
+        int arg = args.indexOf(operand);
+        std::string index = rootIndex;
+        if (operand->type.shape != rootShape) {
+          index = broadcastIndex(operand->type.shape, rootShape, "c");
+          needsCoords = true;
+        }
+        std::string name = fmt::format("x{}", arg);
+        loads += fmt::format("{}const float {} = {};\n", indent, name,
+                             loadFloat(operand->type.dtype, fmt::format("in{}", arg), index));
+        names[operand] = name;
+      }
+      operands.push_back(names.at(operand));
+    }
+    std::string name = fmt::format("t{}", names.size());
+    compute +=
+        fmt::format("{}const float {} = {};\n", indent, name, elementwiseExpr(*op, operands));
+    names[op->result] = name;
+  }
+  std::string coords = needsCoords ? unravel(rootIndex, rootShape, "c", indent, loads) : "";
+  GXC_CHECK(names.count(root), "the root '{}' of a kernel is never computed", root->name);
+  return coords + loads + compute + indent +
+         storeFloat(root->type.dtype, "out", rootIndex, names.at(root)) + "\n";
+}
+
+std::string gridStrideLoop(const std::string& index, int64_t count, const std::string& indent) {
+  return fmt::format(
+      "{0}for (gxc_i64 {1} = (gxc_i64)blockIdx.x * blockDim.x + threadIdx.x; {1} < {2};\n"
+      "{0}     {1} += (gxc_i64)blockDim.x * gridDim.x) {{\n",
+      indent, index, intLiteral(count));
+}
+
+LaunchShape gpuElementwiseLaunch(int64_t count) {
+  int64_t blocks = std::max<int64_t>(1, (count + kGpuBlock - 1) / kGpuBlock);
+  return {std::min(blocks, kGpuMaxGrid), kGpuBlock};
+}
+
+LaunchShape gpuRowLaunch(int64_t rows, int64_t rowLength) {
+  // A warp-multiple block no wider than the row needs, up to kGpuBlock.
+  int64_t block = 32;
+  while (block < kGpuBlock && block < rowLength) block *= 2;
+  return {std::clamp<int64_t>(rows, 1, kGpuMaxGrid), block};
+}
+
+}  // namespace gxc::cuda

@@ -1,0 +1,89 @@
+// Internal to codegen: the pieces every family of generated kernels is written with (C types
+// of dtypes, literals, index arithmetic with baked shapes, the elementwise expression of an
+// op, the kernel's argument pointers) and the families themselves, one file each:
+// cuda_source_elementwise.cpp (elementwise chains, GEMM epilogues), cuda_source_rows.cpp
+// (reductions, softmax, layer_norm, each with its elementwise tail), cuda_source_movement.cpp
+// (transpose, slice, concat, embedding) and cuda_source_loss.cpp (mse_loss, cross_entropy).
+// Only cuda_source.cpp calls the families.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "codegen/cuda_source.h"
+#include "codegen/kernel_groups.h"
+#include "ir/graph.h"
+
+namespace gxc::cuda {
+
+// One kernel's text before it is named: `body` goes between the braces of
+// extern "C" __global__ void NAME(GxcArgs args).
+struct KernelBody {
+  std::string family;  // part of the name: "add", "softmax_mul", ...
+  std::string body;
+  LaunchShape gpu;
+  LaunchShape host;
+};
+
+// The arguments of a kernel: p[0] the output, p[1 + i] inputs[i].
+struct KernelArgs {
+  const Value* output = nullptr;
+  std::vector<const Value*> inputs;
+  int indexOf(const Value* value) const;  // 1 + position in inputs; a gxc bug if absent
+};
+
+constexpr int64_t kGpuBlock = 256;  // threads per block on GPUs: a multiple of the warp
+constexpr int64_t kGpuMaxGrid = 65535;
+
+std::string storageType(DType dtype);  // "float", "unsigned short", "int", "long long"
+// "add_relu": the ops of a kernel, for its name (shortened past four ops).
+std::string familyName(const std::vector<const Op*>& ops);
+// The C type that holds one element's bits for bit-exact moves, by element size.
+std::string bitsType(DType dtype);
+std::string loadFloat(DType dtype, const std::string& pointer, const std::string& index);
+std::string storeFloat(DType dtype, const std::string& pointer, const std::string& index,
+                       const std::string& value);
+std::string floatLiteral(float value);  // "1.5f", "-0x1p-3f" ...; nan and inf through bits
+std::string intLiteral(int64_t value);  // "12LL"
+
+// Declarations of the output `out` and the inputs `in1`, `in2`, ... with their C types, as
+// `bits` (bitsType) or as stored values (storageType).
+std::string pointerDecls(const KernelArgs& args, bool bits = false);
+
+std::vector<int64_t> rowMajorStrides(const Shape& shape);
+// Statements setting `prefix`0 .. `prefix`(rank-1) to the coordinates of flat `index` in
+// `shape` (index itself is not changed); only the coordinates that `user` (the code that
+// reads them) names, so that neither compiler warns of an unused one.
+std::string unravel(const std::string& index, const Shape& shape, const std::string& prefix,
+                    const std::string& indent, const std::string& user);
+// The flat index into a tensor of `shape` of the element that NumPy broadcasting pairs with
+// coordinates `prefix`0.. of `outShape`.
+std::string broadcastIndex(const Shape& shape, const Shape& outShape, const std::string& prefix);
+
+// The f32 expression of elementwise `op` applied to `operands` (one or two expressions).
+std::string elementwiseExpr(const Op& op, const std::vector<std::string>& operands);
+
+// Statements that compute the elementwise `members` at the element `rootIndex` of the last
+// member's result and store it to `out`. Values in `given` are known expressions (an anchor's
+// value); other values read from outside are loaded from their argument, broadcast. With no
+// members, `root` (in `given`) is stored as it is.
+std::string elementwiseTail(const std::vector<const Op*>& members, const Value* root,
+                            const KernelArgs& args,
+                            const std::map<const Value*, std::string>& given,
+                            const std::string& rootIndex, const std::string& indent);
+
+// A grid-stride loop over `count` elements: `index` takes every value once across the grid.
+std::string gridStrideLoop(const std::string& index, int64_t count, const std::string& indent);
+LaunchShape gpuElementwiseLaunch(int64_t count);
+LaunchShape gpuRowLaunch(int64_t rows, int64_t rowLength);
+
+// The families.
+KernelBody elementwiseKernel(const KernelStep& step, const KernelArgs& args);
+KernelBody epilogueKernel(const KernelStep& step, const KernelArgs& args);
+KernelBody rowKernel(const KernelStep& step, const KernelArgs& args);
+KernelBody movementKernel(const Op& op, const KernelArgs& args);
+KernelBody lossKernel(const Op& op, const KernelArgs& args);
+
+}  // namespace gxc::cuda

@@ -1,0 +1,125 @@
+// From the graph's steps to one translation unit of kernels (see cuda_source.h): each step
+// that needs a kernel goes to its family, the kernel is named after its ops and a hash of its
+// text, and a text already written under that name is not written again.
+#include "codegen/cuda_source.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
+
+#include "codegen/cuda_emit.h"
+#include "codegen/kernel_groups.h"
+#include "ir/diagnostic.h"
+
+namespace gxc {
+namespace {
+
+using cuda::KernelArgs;
+using cuda::KernelBody;
+
+bool isRowAnchor(OpKind kind) {
+  return isReduction(kind) || kind == OpKind::Softmax || kind == OpKind::LogSoftmax ||
+         kind == OpKind::LayerNorm;
+}
+
+bool isMovement(OpKind kind) {
+  return kind == OpKind::Transpose || kind == OpKind::Slice || kind == OpKind::Concat ||
+         kind == OpKind::Embedding;
+}
+
+bool isElementwise(OpKind kind) { return isElementwiseBinary(kind) || isElementwiseUnary(kind); }
+
+uint64_t fnv1a(std::string_view bytes) {
+  uint64_t hash = 1469598103934665603ull;
+  for (unsigned char c : bytes) {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+// The ops after the first must be elementwise in every fused kernel (the representation the
+// fuse pass writes); the first decides the family.
+KernelBody generate(const KernelStep& step, const KernelArgs& args) {
+  const Op& first = *step.first();
+  for (size_t i = 1; i < step.ops.size(); ++i)
+    GXC_CHECK(isElementwise(step.ops[i]->kind), "kernel {}: member '{}' ({}) is not elementwise",
+              step.kernelAttr, step.ops[i]->layerName(), opName(step.ops[i]->kind));
+  if (step.kind == StepKind::Gemm) return cuda::epilogueKernel(step, args);
+  if (isElementwise(first.kind)) return cuda::elementwiseKernel(step, args);
+  if (isRowAnchor(first.kind)) return cuda::rowKernel(step, args);
+  GXC_CHECK(step.ops.size() == 1, "kernel {}: {} cannot be fused", step.kernelAttr,
+            opName(first.kind));
+  if (isMovement(first.kind)) return cuda::movementKernel(first, args);
+  return cuda::lossKernel(first, args);
+}
+
+KernelArgs argumentsOf(const KernelStep& step) {
+  KernelArgs args;
+  args.output = step.root()->result;
+  if (step.kind != StepKind::Gemm) {
+    args.inputs = step.inputs;
+    return args;
+  }
+  // An epilogue reads the GEMM's result first, then what its own members read from outside.
+  args.inputs.push_back(step.first()->result);
+  for (size_t i = 1; i < step.ops.size(); ++i)
+    for (const Value* operand : step.ops[i]->operands) {
+      bool internal = operand->producer && std::find(step.ops.begin(), step.ops.end(),
+                                                     operand->producer) != step.ops.end();
+      if (!internal &&
+          std::find(args.inputs.begin(), args.inputs.end(), operand) == args.inputs.end())
+        args.inputs.push_back(operand);
+    }
+  return args;
+}
+
+}  // namespace
+
+CudaSource generateCudaSource(const Graph& graph) {
+  KernelSteps steps(graph);
+  CudaSource source;
+  struct Definition {
+    std::string name, body;
+    std::vector<std::string> layers;  // the steps it computes, by their root's layer
+    LaunchShape gpu, host;
+  };
+  std::vector<Definition> definitions;
+  std::map<std::string, size_t> byName;
+  for (const KernelStep& step : steps.steps()) {
+    bool epilogue = step.kind == StepKind::Gemm && step.ops.size() > 1;
+    if (step.kind != StepKind::Generated && !epilogue) continue;
+    for (const Op* op : step.ops)
+      GXC_CHECK(op->result->type.known, "layer '{}' has no type: codegen before infer-shapes",
+                op->layerName());
+    KernelArgs args = argumentsOf(step);
+    if (1 + args.inputs.size() > static_cast<size_t>(kMaxKernelArgs))
+      runtimeError(step.root()->loc,
+                   "layer '{}': its kernel reads {} tensors; at most {} can be passed",
+                   step.root()->layerName(), args.inputs.size(), kMaxKernelArgs - 1);
+    KernelBody body = generate(step, args);
+    std::string name =
+        fmt::format("gxc_{}_{:012x}", body.family, fnv1a(body.body) & 0xffffffffffffull);
+    auto [it, fresh] = byName.emplace(name, definitions.size());
+    if (fresh) definitions.push_back({name, body.body, {}, body.gpu, body.host});
+    Definition& definition = definitions[it->second];
+    GXC_CHECK(definition.body == body.body, "two kernels hash to the name {}", name);
+    definition.layers.push_back(step.root()->layerName());
+    source.kernels.push_back(
+        {name, step.ops, args.output, args.inputs, epilogue, body.gpu, body.host});
+  }
+  source.text = fmt::format(
+      "#include \"gxc_kernel.h\"\n\n// Kernels of graph @{}: {} distinct, {} launches.\n",
+      graph.name(), definitions.size(), source.kernels.size());
+  for (const Definition& definition : definitions)
+    source.text += fmt::format(
+        "\n// {}: GPU grid {} x {} threads, host grid {}\n"
+        "extern \"C\" __global__ void {}(GxcArgs args) {{\n{}}}\n",
+        fmt::join(definition.layers, ", "), definition.gpu.grid, definition.gpu.block,
+        definition.host.grid, definition.name, definition.body);
+  return source;
+}
+
+}  // namespace gxc

@@ -1,0 +1,128 @@
+// Data movement kernels: transpose, slice (off axis 0: along axis 0 a slice is a view),
+// concat and embedding. One thread per element of the result, which is copied bit for bit
+// from where it comes from, as raw 2-, 4- or 8-byte words: integers and f16 move unchanged.
+#include <fmt/format.h>
+
+#include "codegen/cuda_emit.h"
+#include "ir/diagnostic.h"
+#include "ir/infer_type.h"
+
+namespace gxc::cuda {
+namespace {
+
+KernelBody gatherBody(const Op& op, const KernelArgs& args, const std::string& gather) {
+  int64_t count = op.result->type.numel();
+  std::string body = pointerDecls(args, /*bits=*/true) + gridStrideLoop("i", count, "  ") +
+                     unravel("i", op.result->type.shape, "c", "    ", gather) + gather + "  }\n";
+  return {std::string(opName(op.kind)), std::move(body), gpuElementwiseLaunch(count), {1, 1}};
+}
+
+std::string sumOfTerms(const std::vector<std::string>& terms) {
+  if (terms.empty()) return "0";
+  std::string out = terms[0];
+  for (size_t i = 1; i < terms.size(); ++i) out += " + " + terms[i];
+  return out;
+}
+
+KernelBody transposeKernel(const Op& op, const KernelArgs& args) {
+  const Shape& in = op.operands[0]->type.shape;
+  int64_t rank = static_cast<int64_t>(in.size());
+  std::vector<int64_t> perm;
+  if (auto given = op.attrs.getIntList("perm"))
+    for (int64_t p : *given) perm.push_back(*normalizeAxis(p, rank));
+  else
+    for (int64_t d = rank - 1; d >= 0; --d) perm.push_back(d);
+  // Result dim d is input dim perm[d].
+  std::vector<int64_t> strides = rowMajorStrides(in);
+  std::vector<std::string> terms;
+  for (size_t d = 0; d < perm.size(); ++d)
+    if (in[perm[d]] != 1) terms.push_back(fmt::format("c{} * {}", d, intLiteral(strides[perm[d]])));
+  return gatherBody(op, args, fmt::format("    out[i] = in1[{}];\n", sumOfTerms(terms)));
+}
+
+KernelBody sliceKernel(const Op& op, const KernelArgs& args) {
+  const Shape& in = op.operands[0]->type.shape;
+  int64_t axis = *normalizeAxis(op.attrs.getInt("axis", 0), static_cast<int64_t>(in.size()));
+  int64_t start = op.attrs.getInt("start", 0);
+  std::vector<int64_t> strides = rowMajorStrides(in);
+  std::vector<std::string> terms;
+  for (size_t d = 0; d < in.size(); ++d) {
+    std::string coord = static_cast<int64_t>(d) == axis && start != 0
+                            ? fmt::format("(c{} + {})", d, intLiteral(start))
+                            : fmt::format("c{}", d);
+    if (in[d] != 1) terms.push_back(fmt::format("{} * {}", coord, intLiteral(strides[d])));
+  }
+  return gatherBody(op, args, fmt::format("    out[i] = in1[{}];\n", sumOfTerms(terms)));
+}
+
+KernelBody concatKernel(const Op& op, const KernelArgs& args) {
+  const Shape& out = op.result->type.shape;
+  int64_t axis = *normalizeAxis(op.attrs.getInt("axis", 0), static_cast<int64_t>(out.size()));
+  // Operand k covers [offset, offset + its size) along the axis.
+  std::string gather;
+  int64_t offset = 0;
+  for (size_t k = 0; k < op.operands.size(); ++k) {
+    const Shape& in = op.operands[k]->type.shape;
+    std::vector<int64_t> strides = rowMajorStrides(in);
+    std::vector<std::string> terms;
+    for (size_t d = 0; d < in.size(); ++d) {
+      std::string coord = static_cast<int64_t>(d) == axis && offset != 0
+                              ? fmt::format("(c{} - {})", d, intLiteral(offset))
+                              : fmt::format("c{}", d);
+      if (in[d] != 1) terms.push_back(fmt::format("{} * {}", coord, intLiteral(strides[d])));
+    }
+    offset += in[axis];
+    bool last = k + 1 == op.operands.size();
+    std::string condition = last ? "" : fmt::format("if (c{} < {}) ", axis, intLiteral(offset));
+    gather += fmt::format("    {}{}out[i] = in{}[{}];\n", k == 0 ? "" : "else ", condition,
+                          args.indexOf(op.operands[k]), sumOfTerms(terms));
+  }
+  return gatherBody(op, args, gather);
+}
+
+KernelBody embeddingKernel(const Op& op, const KernelArgs& args) {
+  const Value* indices = op.operands[0];
+  const Value* weight = op.operands[1];
+  int64_t rows = weight->type.shape[0], dim = weight->type.shape[1];
+  int64_t count = op.result->type.numel();
+  // The executor checks the indices before it launches (an index out of range is the user's
+  // error, reported with the layer); here an index out of range reads nothing and yields NaN.
+  std::string nanBits = dtypeSize(weight->type.dtype) == 2
+                            ? (weight->type.dtype == DType::F16 ? "0x7e00u" : "0x7fc0u")
+                            : "0x7fc00000u";
+  std::string body =
+      fmt::format("  {0}* out = ({0}*)args.p[0];\n", bitsType(weight->type.dtype)) +
+      fmt::format("  const {0}* in{1} = (const {0}*)args.p[{1}];\n",
+                  storageType(indices->type.dtype), args.indexOf(indices)) +
+      fmt::format("  const {0}* in{1} = (const {0}*)args.p[{1}];\n", bitsType(weight->type.dtype),
+                  args.indexOf(weight)) +
+      gridStrideLoop("i", count, "  ") +
+      fmt::format(
+          "    const gxc_i64 row = (gxc_i64)in{0}[i / {2}];\n"
+          "    out[i] = row >= 0 && row < {3} ? in{1}[row * {2} + i % {2}] : ({4}){5};\n"
+          "  }}\n",
+          args.indexOf(indices), args.indexOf(weight), intLiteral(dim), intLiteral(rows),
+          bitsType(weight->type.dtype), nanBits);
+  return {"embedding", std::move(body), gpuElementwiseLaunch(count), {1, 1}};
+}
+
+}  // namespace
+
+KernelBody movementKernel(const Op& op, const KernelArgs& args) {
+  switch (op.kind) {
+    case OpKind::Transpose:
+      return transposeKernel(op, args);
+    case OpKind::Slice:
+      return sliceKernel(op, args);
+    case OpKind::Concat:
+      return concatKernel(op, args);
+    case OpKind::Embedding:
+      return embeddingKernel(op, args);
+    default:
+      GXC_CHECK(false, "layer '{}': {} is not a data movement kernel", op.layerName(),
+                opName(op.kind));
+  }
+  return {};
+}
+
+}  // namespace gxc::cuda

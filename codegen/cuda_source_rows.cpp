@@ -1,0 +1,222 @@
+// Row kernels: an anchor that folds many elements into each of its results (sum, mean, max
+// over any axes; softmax and log_softmax along an axis; layer_norm over the last dim), then
+// the elementwise tail fused after it. One block per row (grid-stride over rows): the block's
+// threads share the row's work and meet in gxc_block_sum / gxc_block_max, so the same body
+// runs one thread per block on the host.
+//
+// A row of a reduction is one result element and the elements folded into it; a row of the
+// normalizations is one vector along the axis. The tail is computed at every element of the
+// root's result that reads the row: the root may be larger than the anchor's result (a mean
+// with keepdim subtracted from the tensor it came from), so each anchor element stands for a
+// "fiber" of root elements, those that broadcasting pairs with it.
+#include <fmt/format.h>
+
+#include "codegen/cuda_emit.h"
+#include "ir/diagnostic.h"
+#include "ir/infer_type.h"
+
+namespace gxc::cuda {
+namespace {
+
+// How the anchor reads its input, per row: set up once per row (`rowSetup`), then the flat
+// index of the row's element `k` (`elementIndex`), for k in [0, length).
+struct RowLayout {
+  int64_t rows = 0;
+  int64_t length = 0;
+  std::string rowSetup;
+  std::string elementIndex;  // an expression of `row` (through rowSetup) and `k`
+};
+
+RowLayout reductionLayout(const Op& op) {
+  const Shape& shape = op.operands[0]->type.shape;
+  std::vector<bool> reduced(shape.size(), !op.attrs.getAxes("axis").has_value());
+  if (auto axes = op.attrs.getAxes("axis"))
+    for (int64_t axis : *axes)
+      reduced[*normalizeAxis(axis, static_cast<int64_t>(shape.size()))] = true;
+  std::vector<int64_t> strides = rowMajorStrides(shape);
+  Shape kept, folded;
+  std::vector<int64_t> keptStrides, foldedStrides;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    (reduced[d] ? folded : kept).push_back(shape[d]);
+    (reduced[d] ? foldedStrides : keptStrides).push_back(strides[d]);
+  }
+  RowLayout layout;
+  layout.rows = checkedNumel(kept).value();
+  layout.length = checkedNumel(folded).value();
+  // Kept dims keep their order, so the row is the flat index of the result (keepdim or not).
+  std::string base = "0", index;
+  for (size_t d = 0; d < kept.size(); ++d)
+    base += fmt::format(" + r{} * {}", d, intLiteral(keptStrides[d]));
+  layout.rowSetup =
+      unravel("row", kept, "r", "    ", base) + fmt::format("    const gxc_i64 base = {};\n", base);
+  index = "base";
+  Shape foldedShape = folded;
+  for (size_t d = 0; d < folded.size(); ++d) {
+    std::vector<int64_t> within = rowMajorStrides(foldedShape);
+    std::string coord = within[d] == 1 ? "k" : fmt::format("k / {}", intLiteral(within[d]));
+    if (d > 0) coord = fmt::format("({}) % {}", coord, intLiteral(folded[d]));
+    index += fmt::format(" + ({}) * {}", coord, intLiteral(foldedStrides[d]));
+  }
+  layout.elementIndex = index;
+  return layout;
+}
+
+RowLayout axisLayout(const Op& op, int64_t axis) {
+  const Shape& shape = op.operands[0]->type.shape;
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= shape[d];
+  for (size_t d = static_cast<size_t>(axis) + 1; d < shape.size(); ++d) inner *= shape[d];
+  int64_t n = shape[axis];
+  RowLayout layout{outer * inner, n, "", ""};
+  layout.rowSetup = inner == 1
+                        ? fmt::format("    const gxc_i64 base = row * {};\n", intLiteral(n))
+                        : fmt::format("    const gxc_i64 base = row / {} * {} + row % {};\n",
+                                      intLiteral(inner), intLiteral(n * inner), intLiteral(inner));
+  layout.elementIndex = inner == 1 ? "base + k" : fmt::format("base + k * {}", intLiteral(inner));
+  return layout;
+}
+
+// A loop of the block's threads over the row's elements.
+std::string rowLoop(const RowLayout& layout, const std::string& statement) {
+  return fmt::format(
+      "    for (gxc_i64 k = threadIdx.x; k < {}; k += blockDim.x) {{\n"
+      "      const gxc_i64 at = {};\n"
+      "      {}\n"
+      "    }}\n",
+      intLiteral(layout.length), layout.elementIndex, statement);
+}
+
+// Statements setting `ri` to the flat index in the root's result of element `fiber` of the
+// fiber of anchor element `anchorIndex`.
+std::string rootIndexOf(const Shape& anchor, const Shape& root, const std::string& anchorIndex,
+                        const std::string& fiber, const std::string& indent) {
+  if (checkedNumel(anchor) == checkedNumel(root))
+    return fmt::format("{}const gxc_i64 ri = {};\n", indent, anchorIndex);
+  size_t skipped = root.size() - anchor.size();
+  Shape fiberShape;
+  for (size_t d = 0; d < root.size(); ++d)
+    if (d < skipped || anchor[d - skipped] == 1) fiberShape.push_back(root[d]);
+  std::vector<int64_t> strides = rowMajorStrides(root);
+  std::string index = "0";
+  size_t nextFiber = 0;
+  for (size_t d = 0; d < root.size(); ++d) {
+    bool fromFiber = d < skipped || anchor[d - skipped] == 1;
+    std::string coord =
+        fromFiber ? fmt::format("f{}", nextFiber++) : fmt::format("a{}", d - skipped);
+    if (root[d] != 1) index += fmt::format(" + {} * {}", coord, intLiteral(strides[d]));
+  }
+  return unravel(anchorIndex, anchor, "a", indent, index) +
+         unravel(fiber, fiberShape, "f", indent, index) +
+         fmt::format("{}const gxc_i64 ri = {};\n", indent, index);
+}
+
+}  // namespace
+
+KernelBody rowKernel(const KernelStep& step, const KernelArgs& args) {
+  const Op& anchor = *step.first();
+  std::vector<const Op*> tail(step.ops.begin() + 1, step.ops.end());
+  const Value* root = step.root()->result;
+  const Value* x = anchor.operands[0];
+  std::string in = fmt::format("in{}", args.indexOf(x));
+  std::string load = loadFloat(x->type.dtype, in, "at");
+  int64_t fiber = root->type.numel() / anchor.result->type.numel();
+  std::string stats, anchorValue, tailLoop;
+  RowLayout layout;
+  bool perElement = false;  // the anchor's value differs along the row (normalizations)
+
+  switch (anchor.kind) {
+    case OpKind::Sum:
+    case OpKind::Mean:
+      layout = reductionLayout(anchor);
+      stats = "    double acc = 0.0;\n" + rowLoop(layout, "acc += (double)" + load + ";") +
+              "    acc = gxc_block_sum(acc);\n";
+      anchorValue = anchor.kind == OpKind::Sum ? "(float)acc"
+                                               : fmt::format("(float)(acc / {}.0)", layout.length);
+      break;
+    case OpKind::Max:
+      layout = reductionLayout(anchor);
+      stats = "    float m = gxc_neg_inf();\n" + rowLoop(layout, "m = gxc_max(m, " + load + ");") +
+              "    m = gxc_block_max(m);\n";
+      anchorValue = "m";
+      break;
+    case OpKind::Softmax:
+    case OpKind::LogSoftmax: {
+      int64_t axis = *normalizeAxis(anchor.attrs.getInt("axis", -1), x->type.rank());
+      layout = axisLayout(anchor, axis);
+      // The max is subtracted so that exp cannot overflow; the result is the same.
+      stats = "    float m = gxc_neg_inf();\n" + rowLoop(layout, "m = gxc_max(m, " + load + ");") +
+              "    m = gxc_block_max(m);\n    double s = 0.0;\n" +
+              rowLoop(layout, "s += (double)expf(" + load + " - m);") +
+              "    s = gxc_block_sum(s);\n";
+      anchorValue = anchor.kind == OpKind::Softmax ? "(expf(xk - m) / (float)s)"
+                                                   : "((xk - m) - (float)log(s))";
+      perElement = true;
+      break;
+    }
+    case OpKind::LayerNorm: {
+      layout = axisLayout(anchor, x->type.rank() - 1);
+      double eps = anchor.attrs.getFloat("eps", 1e-5);
+      stats =
+          "    double s = 0.0;\n" + rowLoop(layout, "s += (double)" + load + ";") +
+          fmt::format("    const double mean = gxc_block_sum(s) / {}.0;\n", layout.length) +
+          "    double q = 0.0;\n" +
+          rowLoop(layout, "const double d = (double)" + load + " - mean; q += d * d;") +
+          fmt::format("    const double inv_std = 1.0 / sqrt(gxc_block_sum(q) / {}.0 + {:a});\n",
+                      layout.length, eps);
+      // Biased variance, as PyTorch normalizes; weight and bias are indexed by k.
+      anchorValue = "(((double)xk - mean) * inv_std)";
+      if (anchor.operands.size() >= 2) {
+        const Value* w = anchor.operands[1];
+        anchorValue =
+            fmt::format("({} * (double){})", anchorValue,
+                        loadFloat(w->type.dtype, fmt::format("in{}", args.indexOf(w)), "k"));
+      }
+      if (anchor.operands.size() >= 3) {
+        const Value* b = anchor.operands[2];
+        anchorValue =
+            fmt::format("({} + (double){})", anchorValue,
+                        loadFloat(b->type.dtype, fmt::format("in{}", args.indexOf(b)), "k"));
+      }
+      anchorValue = "(float)" + anchorValue;
+      perElement = true;
+      break;
+    }
+    default:
+      GXC_CHECK(false, "layer '{}': {} is not a row kernel's anchor", anchor.layerName(),
+                opName(anchor.kind));
+  }
+
+  std::map<const Value*, std::string> given{{anchor.result, "av"}};
+  const Shape& anchorShape = anchor.result->type.shape;
+  if (perElement) {
+    tailLoop = fmt::format(
+        "    for (gxc_i64 t = threadIdx.x; t < {}; t += blockDim.x) {{\n"
+        "      const gxc_i64 k = t % {};\n"
+        "      const gxc_i64 at = {};\n"
+        "      const float xk = {};\n"
+        "      const float av = {};\n",
+        intLiteral(layout.length * fiber), intLiteral(layout.length), layout.elementIndex, load,
+        anchorValue);
+    tailLoop += rootIndexOf(anchorShape, root->type.shape, "at",
+                            fmt::format("t / {}", intLiteral(layout.length)), "      ");
+  } else {
+    tailLoop = fmt::format(
+        "    for (gxc_i64 t = threadIdx.x; t < {}; t += blockDim.x) {{\n"
+        "      const float av = {};\n",
+        intLiteral(fiber), anchorValue);
+    tailLoop += rootIndexOf(anchorShape, root->type.shape, "row", "t", "      ");
+  }
+  tailLoop += elementwiseTail(tail, root, args, given, "ri", "      ") + "    }\n";
+
+  std::string body =
+      pointerDecls(args) +
+      fmt::format("  for (gxc_i64 row = blockIdx.x; row < {}; row += gridDim.x) {{\n",
+                  intLiteral(layout.rows)) +
+      layout.rowSetup + stats + tailLoop + "  }\n";
+  return {familyName(step.ops),
+          std::move(body),
+          gpuRowLaunch(layout.rows, layout.length * fiber),
+          {std::max<int64_t>(layout.rows, 1), 1}};
+}
+
+}  // namespace gxc::cuda

@@ -1,0 +1,197 @@
+// gxc_kernel.h: the one header of gxc's generated CUDA C++, for both of its compilers.
+//
+// Codegen writes every kernel once, as CUDA C++ that includes only this header. NVRTC
+// compiles it for GPUs (it defines __CUDACC__ and __CUDACC_RTC__): the real grid, warp
+// shuffles and shared memory. The host C++ compiler compiles the very same text for the
+// `cpu` and `sim` platforms: this header then maps the grid onto loops (gxc_host_launch runs
+// every block, one thread each, so blockDim is 1) and the cooperation primitives become the
+// identity. Kernel bodies are written for any blockDim (grid-stride loops; one block per row
+// for row kernels), so they stay identical on both sides.
+//
+// The kernel ABI is uniform: extern "C" __global__ void NAME(GxcArgs args), args.p[0] the
+// output and then the kernel's inputs in order; shapes, strides and constants are baked into
+// each kernel's text. f16 and bf16 are stored as 16-bit integers and converted here, round to
+// nearest even, with the same bit arithmetic on both sides; arithmetic is f32, accumulation
+// double. This file is embedded into the gxc library; it includes nothing on the GPU side.
+#ifndef GXC_KERNEL_H
+#define GXC_KERNEL_H
+
+#define GXC_MAX_ARGS 64
+
+typedef long long gxc_i64;
+typedef unsigned long long gxc_u64;
+
+struct GxcArgs {
+  void* p[GXC_MAX_ARGS];
+};
+
+#ifdef __CUDACC__
+
+#define GXC_FN static __device__ __forceinline__
+
+GXC_FN unsigned gxc_float_bits(float x) { return __float_as_uint(x); }
+GXC_FN float gxc_bits_float(unsigned bits) { return __uint_as_float(bits); }
+
+// Block-wide sum and max: every thread passes its partial value and gets the block's. Warp
+// shuffles, then one value per warp through shared memory; blockDim is a multiple of 32.
+GXC_FN double gxc_block_sum(double v) {
+  __shared__ double partial[32];
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
+  unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+  __syncthreads();  // the previous call's readers are done with `partial`
+  if (lane == 0) partial[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < (blockDim.x + 31u) / 32u ? partial[lane] : 0.0;
+    for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
+    if (lane == 0) partial[0] = v;
+  }
+  __syncthreads();
+  return partial[0];
+}
+
+GXC_FN float gxc_max(float a, float b) { return (a > b || a != a) ? a : b; }
+
+GXC_FN float gxc_block_max(float v) {
+  __shared__ float partial[32];
+  for (int offset = 16; offset > 0; offset >>= 1)
+    v = gxc_max(v, __shfl_down_sync(0xffffffffu, v, offset));
+  unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+  __syncthreads();
+  if (lane == 0) partial[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < (blockDim.x + 31u) / 32u ? partial[lane] : gxc_bits_float(0xff800000u);
+    for (int offset = 16; offset > 0; offset >>= 1)
+      v = gxc_max(v, __shfl_down_sync(0xffffffffu, v, offset));
+    if (lane == 0) partial[0] = v;
+  }
+  __syncthreads();
+  return partial[0];
+}
+
+#else  // the host C++ compiler
+
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define GXC_FN static inline
+
+// The C math library, declared rather than included: the host build of a graph's kernels
+// then parses nothing but this header, which keeps each compile short.
+extern "C" {
+float expf(float);
+float logf(float);
+float tanhf(float);
+float sqrtf(float);
+float erff(float);
+double exp(double);
+double log(double);
+double sqrt(double);
+}
+
+struct gxc_dim3 {
+  unsigned x, y, z;
+};
+// Per thread: the sim platform runs streams, and so kernels, on several host threads at once.
+static thread_local gxc_dim3 blockIdx = {0, 0, 0};
+static thread_local gxc_dim3 gridDim = {1, 1, 1};
+static const gxc_dim3 threadIdx = {0, 0, 0};
+static const gxc_dim3 blockDim = {1, 1, 1};
+
+GXC_FN void __syncthreads() {}
+
+GXC_FN unsigned gxc_float_bits(float x) {
+  unsigned bits;
+  __builtin_memcpy(&bits, &x, sizeof bits);
+  return bits;
+}
+GXC_FN float gxc_bits_float(unsigned bits) {
+  float x;
+  __builtin_memcpy(&x, &bits, sizeof x);
+  return x;
+}
+
+GXC_FN float gxc_max(float a, float b) { return (a > b || a != a) ? a : b; }
+// One thread per block: its value is the block's.
+GXC_FN double gxc_block_sum(double v) { return v; }
+GXC_FN float gxc_block_max(float v) { return v; }
+
+// Runs blocks 0 .. grid-1 of `kernel`, one after the other, on the calling thread.
+extern "C" void gxc_host_launch(void (*kernel)(GxcArgs), GxcArgs args, unsigned grid) {
+  gridDim.x = grid;
+  for (unsigned block = 0; block < grid; ++block) {
+    blockIdx.x = block;
+    kernel(args);
+  }
+}
+
+#endif
+
+// IEEE binary16 and bfloat16, round to nearest even (as __float2half_rn and
+// __float2bfloat16_rn round), so both compilers store the same bits.
+GXC_FN unsigned short gxc_f32_to_f16(float value) {
+  unsigned x = gxc_float_bits(value);
+  unsigned sign = (x >> 16) & 0x8000u;
+  unsigned absx = x & 0x7fffffffu;
+  if (absx >= 0x7f800000u)  // inf or nan
+    return (unsigned short)(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u : 0u));
+  if (absx >= 0x477ff000u) return (unsigned short)(sign | 0x7c00u);  // rounds past the max
+  if (absx < 0x38800000u) {                                          // a subnormal or zero result
+    if (absx < 0x33000000u) return (unsigned short)sign;
+    unsigned exponent = absx >> 23;
+    unsigned mantissa = (absx & 0x7fffffu) | 0x800000u;
+    unsigned shift = 126u - exponent;
+    unsigned half = mantissa >> shift;
+    unsigned rest = mantissa & ((1u << shift) - 1u);
+    unsigned midpoint = 1u << (shift - 1u);
+    if (rest > midpoint || (rest == midpoint && (half & 1u))) ++half;
+    return (unsigned short)(sign | half);
+  }
+  unsigned rebased = absx - 0x38000000u;  // exponent bias 127 -> 15
+  unsigned half = rebased >> 13;
+  unsigned rest = rebased & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;
+  return (unsigned short)(sign | half);
+}
+
+GXC_FN float gxc_f16_to_f32(unsigned short bits) {
+  unsigned sign = (unsigned)(bits & 0x8000u) << 16;
+  unsigned exponent = (bits >> 10) & 0x1fu;
+  unsigned mantissa = bits & 0x3ffu;
+  if (exponent == 0x1fu) return gxc_bits_float(sign | 0x7f800000u | (mantissa << 13));
+  if (exponent != 0) return gxc_bits_float(sign | ((exponent + 112u) << 23) | (mantissa << 13));
+  float subnormal = (float)mantissa * 5.9604644775390625e-8f;  // mantissa * 2^-24, exact
+  return sign ? -subnormal : subnormal;
+}
+
+GXC_FN unsigned short gxc_f32_to_bf16(float value) {
+  unsigned x = gxc_float_bits(value);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((x >> 16) | 0x40u);  // quiet nan
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return (unsigned short)(x >> 16);
+}
+
+GXC_FN float gxc_bf16_to_f32(unsigned short bits) { return gxc_bits_float((unsigned)bits << 16); }
+
+// Typed loads and stores: every float dtype is computed in f32.
+GXC_FN float gxc_ld_f32(const float* p, gxc_i64 i) { return p[i]; }
+GXC_FN float gxc_ld_f16(const unsigned short* p, gxc_i64 i) { return gxc_f16_to_f32(p[i]); }
+GXC_FN float gxc_ld_bf16(const unsigned short* p, gxc_i64 i) { return gxc_bf16_to_f32(p[i]); }
+GXC_FN void gxc_st_f32(float* p, gxc_i64 i, float v) { p[i] = v; }
+GXC_FN void gxc_st_f16(unsigned short* p, gxc_i64 i, float v) { p[i] = gxc_f32_to_f16(v); }
+GXC_FN void gxc_st_bf16(unsigned short* p, gxc_i64 i, float v) { p[i] = gxc_f32_to_bf16(v); }
+
+GXC_FN float gxc_neg_inf() { return gxc_bits_float(0xff800000u); }
+GXC_FN float gxc_nan() { return gxc_bits_float(0x7fc00000u); }
+
+// The elementwise functions, written as the reference interpreter writes them.
+GXC_FN float gxc_relu(float x) { return x > 0.0f ? x : 0.0f; }
+GXC_FN float gxc_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+GXC_FN float gxc_gelu(float x) { return 0.5f * x * (1.0f + erff(x / 1.41421356237309504880f)); }
+GXC_FN float gxc_gelu_tanh(float x) {
+  const float k = sqrtf(2.0f / 3.14159265358979323846f);
+  return 0.5f * x * (1.0f + tanhf(k * (x + 0.044715f * x * x * x)));
+}
+
+#endif  // GXC_KERNEL_H

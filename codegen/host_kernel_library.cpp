@@ -1,0 +1,183 @@
+#include "codegen/host_kernel_library.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "ir/diagnostic.h"
+
+extern char** environ;
+
+namespace gxc {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string readFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+void writeFile(const fs::path& path, std::string_view bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!out.flush())
+    runtimeError({}, "cannot write {} to build the generated kernels", path.string());
+}
+
+// A private directory under $TMPDIR, removed with everything in it when this goes away.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = (fs::path(tmp && *tmp ? tmp : "/tmp") / "gxc-kernels-XXXXXX").string();
+    if (!::mkdtemp(pattern.data()))
+      runtimeError({}, "cannot create a temporary directory for the generated kernels ({})",
+                   pattern);
+    path_ = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+struct Finished {
+  int status = -1;     // exit status; -1 when it could not start or died of a signal
+  std::string output;  // stdout and stderr together
+};
+
+// Runs `argv` with stdout and stderr into a file: no shell, so no quoting of paths.
+Finished runProcess(const std::vector<std::string>& argv, const fs::path& outputFile) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, outputFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0600);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  std::vector<char*> args;
+  for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  int error = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  Finished finished;
+  if (error != 0) {
+    finished.output = fmt::format("cannot run {}: {}", argv[0], std::strerror(error));
+    return finished;
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  finished.output = readFile(outputFile);
+  finished.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return finished;
+}
+
+// `compiler --version`, once per compiler per process: part of every cache key, so a new
+// compiler builds anew.
+std::string compilerVersion(const std::string& compiler) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> versions;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = versions.find(compiler);
+  if (it != versions.end()) return it->second;
+  ScratchDir scratch;
+  Finished run = runProcess({compiler, "--version"}, scratch.path() / "version.txt");
+  if (run.status != 0)
+    runtimeError({}, "the host compiler '{}' does not run ({}); set GXC_HOST_CXX to a C++ compiler",
+                 compiler, run.output.substr(0, run.output.find('\n')));
+  return versions[compiler] = run.output;
+}
+
+// The line a user needs: the first that says "error", else the first.
+std::string firstErrorLine(const std::string& output) {
+  std::istringstream lines(output);
+  std::string line, first;
+  while (std::getline(lines, line)) {
+    if (first.empty() && !line.empty()) first = line;
+    if (line.find("error") != std::string::npos) return line;
+  }
+  return first.empty() ? "no output" : first;
+}
+
+std::string compileSharedObject(const std::string& text, const std::string& compiler) {
+  ScratchDir scratch;
+  writeFile(scratch.path() / "gxc_kernel.h", kernelHeaderText());
+  writeFile(scratch.path() / "kernels.cpp", text);
+  std::vector<std::string> argv{compiler};
+  for (const std::string& flag : hostCompilerFlags()) argv.push_back(flag);
+  argv.insert(argv.end(),
+              {"-I", scratch.path().string(), "-o", (scratch.path() / "kernels.so").string(),
+               (scratch.path() / "kernels.cpp").string()});
+  Finished run = runProcess(argv, scratch.path() / "compiler.txt");
+  if (run.status != 0)
+    runtimeError({}, "the host compiler failed on the generated kernels: {}",
+                 firstErrorLine(run.output));
+  return readFile(scratch.path() / "kernels.so");
+}
+
+}  // namespace
+
+std::string hostCompiler() {
+  const char* fromEnvironment = std::getenv("GXC_HOST_CXX");
+  return fromEnvironment && *fromEnvironment ? fromEnvironment : GXC_HOST_CXX_DEFAULT;
+}
+
+const std::vector<std::string>& hostCompilerFlags() {
+  static const std::vector<std::string> flags{"-std=c++17", "-O2", "-shared", "-fPIC"};
+  return flags;
+}
+
+HostKernelLibrary::HostKernelLibrary(const std::string& text, KernelCache& cache) {
+  std::string compiler = hostCompiler();
+  std::string flags;
+  for (const std::string& flag : hostCompilerFlags()) flags += flag + " ";
+  std::vector<std::string> key{text, std::string(kernelHeaderText()), compiler,
+                               compilerVersion(compiler), flags};
+  std::string object =
+      cache.getOrBuild("host-so", key, [&] { return compileSharedObject(text, compiler); });
+  // dlopen needs a file: a private one, unlinked as soon as it is mapped.
+  ScratchDir scratch;
+  fs::path file = scratch.path() / "kernels.so";
+  writeFile(file, object);
+  handle_ = ::dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle_) runtimeError({}, "cannot load the generated kernels: {}", ::dlerror());
+  launch_ = reinterpret_cast<decltype(launch_)>(::dlsym(handle_, "gxc_host_launch"));
+  GXC_CHECK(launch_, "the generated kernels have no gxc_host_launch");
+}
+
+HostKernelLibrary::~HostKernelLibrary() {
+  if (handle_) ::dlclose(handle_);
+}
+
+HostKernelLibrary::Kernel HostKernelLibrary::kernel(const std::string& name) const {
+  auto found = reinterpret_cast<Kernel>(::dlsym(handle_, name.c_str()));
+  GXC_CHECK(found, "the generated kernels have no kernel {}", name);
+  return found;
+}
+
+void HostKernelLibrary::launch(Kernel kernel, const HostKernelArgs& args, int64_t grid) const {
+  GXC_CHECK(grid >= 1 && grid <= 0xffffffffll, "a host launch of {} blocks", grid);
+  launch_(kernel, args, static_cast<unsigned>(grid));
+}
+
+}  // namespace gxc

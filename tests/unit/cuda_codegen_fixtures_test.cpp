@@ -1,0 +1,128 @@
+// Every case of tests/fixtures/ops.json through the generated CUDA C++, compiled for the host:
+// all cases are ops of ONE graph, so one translation unit and one host build (cached) serve
+// them all. Each case's result is held to the reference interpreter's on the same operands,
+// within 1e-5 relative for f32 and 1e-2 for f16/bf16 (integers exactly); and every op that is
+// not a GEMM, a copy or a view must have been computed by a generated kernel, not by the
+// reference.
+#include <cmath>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "codegen/cuda_source.h"
+#include "passes/pass_manager.h"
+#include "passes/pipeline.h"
+#include "runtime/host_generated_kernels.h"
+#include "runtime/reference_ops.h"
+#include "tests/unit/op_fixtures.h"
+
+namespace gxc {
+namespace {
+
+using fixtures::allOpCases;
+using fixtures::OpCase;
+
+struct FixtureGraph {
+  std::unique_ptr<Graph> graph = std::make_unique<Graph>("all_op_fixtures");
+  std::map<std::string, Op*> opOf;  // by case name
+  std::map<std::string, Tensor> inputs;
+  std::unique_ptr<HostGeneratedKernels> kernels;
+};
+
+const FixtureGraph& fixtureGraph() {
+  static const FixtureGraph built = [] {
+    FixtureGraph g;
+    for (const OpCase& c : allOpCases()) {
+      std::vector<Value*> operands;
+      for (size_t i = 0; i < c.inputs.size(); ++i) {
+        std::string name = c.name + ".in" + std::to_string(i);
+        operands.push_back(g.graph->addInput(
+            name, TensorType::of(c.inputs[i].dtype, c.inputs[i].shape, Device::cpu())));
+        g.inputs[name] = fixtures::toTensor(c.inputs[i]);
+      }
+      OpKind kind = *parseOpKind(c.op);
+      Attrs attrs = fixtures::toAttrs(c.attrs);
+      Device device;
+      if (kind == OpKind::To) device = Device::cpu();  // a `to` on the host: lowered away
+      Op* op = g.graph->appendOp(kind, operands, c.name, TensorType{false, DType::F32, {}, device},
+                                 attrs);
+      g.graph->addOutput(c.name, op->result);
+      g.opOf[c.name] = op;
+    }
+    PassManager manager;
+    for (const std::string& pass : defaultPipeline()) manager.add(pass);
+    manager.run(*g.graph, PassContext{});
+    g.kernels = std::make_unique<HostGeneratedKernels>(*g.graph);
+    return g;
+  }();
+  return built;
+}
+
+class CudaCodegenFixtureTest : public testing::TestWithParam<OpCase> {};
+
+TEST_P(CudaCodegenFixtureTest, GeneratedKernelMatchesTheReference) {
+  const OpCase& c = GetParam();
+  const FixtureGraph& g = fixtureGraph();
+  auto found = g.opOf.find(c.name);
+  ASSERT_NE(found, g.opOf.end());
+  const Op* op = found->second;
+  if (op->kind == OpKind::To) {
+    // A `to` the host already satisfies is lowered away: the output is the input itself, with
+    // nothing to run.
+    for (const GraphOutput& output : g.graph->outputs()) {
+      if (output.name == c.name) {
+        EXPECT_EQ(output.value->producer, nullptr) << "no op remains";
+      }
+    }
+    return;
+  }
+  const KernelStep* step = g.kernels->steps().stepOfRoot(op);
+  ASSERT_NE(step, nullptr);
+  bool library = isGemm(op->kind) || op->kind == OpKind::Reshape ||
+                 (op->kind == OpKind::Slice && op->attrs.getInt("axis", 0) == 0);
+  EXPECT_EQ(step->kind == StepKind::Generated, !library) << "op " << c.op;
+
+  std::vector<const Tensor*> inputs;
+  for (const Value* value : step->inputs) inputs.push_back(&g.inputs.at(value->name));
+  Tensor got = g.kernels->run(*step, inputs);
+  std::vector<const Tensor*> operands;
+  for (const Value* value : op->operands) operands.push_back(&g.inputs.at(value->name));
+  Tensor want = evaluateReferenceOp(*op, operands);
+
+  ASSERT_EQ(got.dtype(), want.dtype());
+  ASSERT_EQ(got.shape(), want.shape());
+  double tolerance = want.dtype() == DType::F32 ? 1e-5 : 1e-2;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    if (isInteger(want.dtype())) {
+      EXPECT_EQ(got.loadInt(i), want.loadInt(i)) << "element " << i;
+      continue;
+    }
+    double expected = want.loadFloat(i);
+    EXPECT_NEAR(got.loadFloat(i), expected, tolerance * std::max(1.0, std::abs(expected)))
+        << "element " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, CudaCodegenFixtureTest, testing::ValuesIn(allOpCases()),
+                         [](const testing::TestParamInfo<OpCase>& info) {
+                           return info.param.name;
+                         });
+
+TEST(CudaCodegenFixtures, OneTranslationUnitForAllCases) {
+  const FixtureGraph& g = fixtureGraph();
+  const CudaSource& source = g.kernels->source();
+  EXPECT_EQ(source.text.rfind("#include \"gxc_kernel.h\"\n", 0), 0u);
+  // Only the header is included: NVRTC gets nothing else.
+  size_t includes = 0;
+  for (size_t at = source.text.find("#include"); at != std::string::npos;
+       at = source.text.find("#include", at + 1))
+    ++includes;
+  EXPECT_EQ(includes, 1u);
+  EXPECT_GT(source.kernels.size(), 80u);
+}
+
+}  // namespace
+}  // namespace gxc

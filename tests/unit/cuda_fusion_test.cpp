@@ -1,0 +1,328 @@
+// Fused kernels, written by hand in the IR as the fuse pass writes them (members carry the
+// same `kernel` attribute, the root last), run through the generated CUDA C++ on the host:
+// on the `cpu` platform (HostExecutor) and on one virtual GPU (SimExecutor), each against the
+// reference interpreter on the same graph, which computes the members op by op. Each fused
+// group must be ONE kernel in the translation unit.
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "output_compare.h"
+
+#include "codegen/cuda_source.h"
+#include "ir/parser.h"
+#include "ir/verifier.h"
+#include "passes/pass_manager.h"
+#include "runtime/host_executor.h"
+#include "runtime/host_generated_kernels.h"
+#include "runtime/param_init.h"
+#include "runtime/sim_executor.h"
+
+namespace gxc {
+namespace {
+
+struct FusionCase {
+  std::string name;
+  std::string ir;       // on the host; kernel "k0" is the fused group under test
+  size_t fusedOps = 0;  // members of k0
+  double tolerance = 1e-5;
+};
+
+void PrintTo(const FusionCase& c, std::ostream* out) { *out << c.name; }
+
+std::vector<FusionCase> cases() {
+  return {
+      {"elementwise_chain", R"(
+graph @chain(%x: f32[4,8] @cpu, %y: f32[4,8] @cpu) -> (r) {
+  %a = mul %x {kernel = "k0", scalar = 0.5} : f32[4,8] @cpu
+  %b = add %a, %y {kernel = "k0"} : f32[4,8] @cpu
+  %c = relu %b {kernel = "k0"} : f32[4,8] @cpu
+  %r = sigmoid %c {kernel = "k0"} : f32[4,8] @cpu
+  return %r
+})",
+       4},
+      {"broadcast_tree", R"(
+graph @tree(%a: f32[3,1,8] @cpu, %b: f32[5,1] @cpu, %c: f32[8] @cpu) -> (r) {
+  %t1 = mul %a, %b {kernel = "k0"} : f32[3,5,8] @cpu
+  %t2 = sub %c {kernel = "k0", scalar = 2} : f32[8] @cpu
+  %t3 = exp %t2 {kernel = "k0"} : f32[8] @cpu
+  %t4 = div %t1, %t3 {kernel = "k0"} : f32[3,5,8] @cpu
+  %r = tanh %t4 {kernel = "k0"} : f32[3,5,8] @cpu
+  return %r
+})",
+       5},
+      {"mean_keepdim_then_centered_square", R"(
+graph @center(%x: f32[6,10] @cpu) -> (r) {
+  %m = mean %x {axis = 1, keepdim = true, kernel = "k0"} : f32[6,1] @cpu
+  %d = sub %x, %m {kernel = "k0"} : f32[6,10] @cpu
+  %r = mul %d, %d {kernel = "k0"} : f32[6,10] @cpu
+  return %r
+})",
+       3},
+      {"sum_all_then_scale", R"(
+graph @total(%x: f32[3,4,5] @cpu) -> (r) {
+  %s = sum %x {kernel = "k0"} : f32[] @cpu
+  %r = mul %s {kernel = "k0", scalar = 0.25} : f32[] @cpu
+  return %r
+})",
+       2},
+      {"max_axes_then_exp", R"(
+graph @maxexp(%x: f32[4,5,6] @cpu, %y: f32[5] @cpu) -> (r) {
+  %m = max %x {axis = [0, 2], kernel = "k0"} : f32[5] @cpu
+  %e = sub %m, %y {kernel = "k0"} : f32[5] @cpu
+  %r = exp %e {kernel = "k0"} : f32[5] @cpu
+  return %r
+})",
+       3},
+      {"softmax_middle_axis_then_mul", R"(
+graph @soft(%x: f32[2,3,7] @cpu, %y: f32[3,1] @cpu) -> (r) {
+  %s = softmax %x {axis = 1, kernel = "k0"} : f32[2,3,7] @cpu
+  %r = mul %s, %y {kernel = "k0"} : f32[2,3,7] @cpu
+  return %r
+})",
+       2},
+      {"softmax_into_a_larger_root", R"(
+graph @soft_big(%x: f32[4,6] @cpu, %z: f32[3,4,6] @cpu) -> (r) {
+  %s = softmax %x {kernel = "k0"} : f32[4,6] @cpu
+  %r = add %s, %z {kernel = "k0"} : f32[3,4,6] @cpu
+  return %r
+})",
+       2},
+      {"log_softmax_then_neg", R"(
+graph @logsoft(%x: f32[5,9] @cpu) -> (r) {
+  %s = log_softmax %x {axis = -1, kernel = "k0"} : f32[5,9] @cpu
+  %r = neg %s {kernel = "k0"} : f32[5,9] @cpu
+  return %r
+})",
+       2},
+      {"layer_norm_then_gelu_and_residual", R"(
+graph @ln(%x: f32[4,16] @cpu, %w: f32[16] @cpu, %b: f32[16] @cpu) -> (r) {
+  %n = layer_norm %x, %w, %b {eps = 0.001, kernel = "k0"} : f32[4,16] @cpu
+  %g = gelu %n {kernel = "k0"} : f32[4,16] @cpu
+  %r = add %g, %x {kernel = "k0"} : f32[4,16] @cpu
+  return %r
+})",
+       3},
+      {"matmul_bias_relu", R"(
+graph @mm(%a: f32[6,5] @cpu, %b: f32[5,7] @cpu, %bias: f32[7] @cpu) -> (r) {
+  %p = matmul %a, %b {kernel = "k0"} : f32[6,7] @cpu
+  %q = add %p, %bias {kernel = "k0"} : f32[6,7] @cpu
+  %r = relu %q {kernel = "k0"} : f32[6,7] @cpu
+  return %r
+})",
+       3},
+      {"matmul_bias_gelu_tanh", R"(
+graph @mmg(%a: f32[6,5] @cpu, %b: f32[7,5] @cpu, %bias: f32[7] @cpu) -> (r) {
+  %p = matmul %a, %b {kernel = "k0", transpose_b = true} : f32[6,7] @cpu
+  %q = add %p, %bias {kernel = "k0"} : f32[6,7] @cpu
+  %r = gelu %q {approximate = "tanh", kernel = "k0"} : f32[6,7] @cpu
+  return %r
+})",
+       3},
+      {"linear_relu_with_params", R"(
+graph @lin(%x: f32[3,8] @cpu) -> (r) attributes {seed = 5} {
+  %w = param {init = "normal", name = "w", seed = 5} : f32[4,8] @cpu
+  %bias = param {init = "normal", name = "bias", seed = 5} : f32[4] @cpu
+  %p = linear %x, %w, %bias {in_features = 8, kernel = "k0", out_features = 4} : f32[3,4] @cpu
+  %r = relu %p {kernel = "k0"} : f32[3,4] @cpu
+  return %r
+})",
+       2},
+      {"f16_matmul_bias_gelu_tanh", R"(
+graph @hmm(%a: f16[4,16] @cpu, %b: f16[16,8] @cpu, %bias: f16[8] @cpu) -> (r) {
+  %p = matmul %a, %b {kernel = "k0"} : f16[4,8] @cpu
+  %q = add %p, %bias {kernel = "k0"} : f16[4,8] @cpu
+  %r = gelu %q {approximate = "tanh", kernel = "k0"} : f16[4,8] @cpu
+  return %r
+})",
+       3, 1e-2},
+      {"f16_chain", R"(
+graph @half(%x: f16[4,8] @cpu, %y: f16[8] @cpu) -> (r) {
+  %a = add %x, %y {kernel = "k0"} : f16[4,8] @cpu
+  %b = mul %a {kernel = "k0", scalar = 3} : f16[4,8] @cpu
+  %r = gelu %b {kernel = "k0"} : f16[4,8] @cpu
+  return %r
+})",
+       3, 1e-2},
+      {"bf16_softmax_then_add", R"(
+graph @bsoft(%x: bf16[3,10] @cpu, %y: bf16[3,10] @cpu) -> (r) {
+  %s = softmax %x {kernel = "k0"} : bf16[3,10] @cpu
+  %r = add %s, %y {kernel = "k0"} : bf16[3,10] @cpu
+  return %r
+})",
+       2, 1e-2},
+      {"f16_layer_norm_then_relu", R"(
+graph @hln(%x: f16[2,32] @cpu) -> (r) {
+  %n = layer_norm %x {kernel = "k0"} : f16[2,32] @cpu
+  %r = relu %n {kernel = "k0"} : f16[2,32] @cpu
+  return %r
+})",
+       2, 1e-2},
+  };
+}
+
+std::map<std::string, Tensor> inputsOf(const Graph& graph) {
+  std::map<std::string, Tensor> inputs;
+  for (const Value* input : graph.inputs())
+    inputs[input->name] = defaultInput(graph, *input, graph.attrs().getInt("seed", 0));
+  return inputs;
+}
+
+std::unique_ptr<Graph> parse(const std::string& text) {
+  auto graph = parseGraph(text, "fusion.gxir");
+  std::vector<std::string> problems = verifyGraph(*graph);
+  EXPECT_TRUE(problems.empty()) << problems.front();
+  return graph;
+}
+
+class CudaFusionTest : public testing::TestWithParam<FusionCase> {};
+
+TEST_P(CudaFusionTest, OneKernelForTheFusedGroup) {
+  auto graph = parse(GetParam().ir);
+  CudaSource source = generateCudaSource(*graph);
+  ASSERT_EQ(source.kernels.size(), 1u);
+  EXPECT_EQ(source.kernels[0].ops.size(), GetParam().fusedOps);
+  EXPECT_EQ(source.kernels[0].epilogue, source.kernels[0].ops.front()->kind == OpKind::Matmul ||
+                                            source.kernels[0].ops.front()->kind == OpKind::Linear);
+  // One definition, and the kernel ABI.
+  std::regex definition("extern \"C\" __global__ void (gxc_\\w+)\\(GxcArgs args\\)");
+  auto found = std::sregex_iterator(source.text.begin(), source.text.end(), definition);
+  ASSERT_EQ(std::distance(found, std::sregex_iterator()), 1);
+  EXPECT_EQ((*found)[1].str(), source.kernels[0].name);
+}
+
+TEST_P(CudaFusionTest, CpuMatchesTheReference) {
+  auto graph = parse(GetParam().ir);
+  std::map<std::string, Tensor> inputs = inputsOf(*graph);
+  auto expected = HostExecutor(*graph, HostKernels::Reference).run(inputs);
+  auto actual = HostExecutor(*graph, HostKernels::Cpu).run(inputs);
+  expectOutputsClose(actual, expected, GetParam().tolerance);
+}
+
+TEST_P(CudaFusionTest, SimMatchesTheReference) {
+  auto host = parse(GetParam().ir);
+  std::map<std::string, Tensor> inputs = inputsOf(*host);
+  auto expected = HostExecutor(*host, HostKernels::Reference).run(inputs);
+  // The same graph on cuda:0, with its inputs loaded there and its output copied back.
+  auto graph = parse(std::regex_replace(GetParam().ir, std::regex("@cpu"), "@cuda:0"));
+  PassContext context;
+  context.devices = {Device::cuda(0)};
+  PassManager manager;
+  for (const char* pass : {"insert-copies", "assign-streams"}) manager.add(pass);
+  manager.run(*graph, context);
+  SimConfig config;
+  config.memoryPerGpu = int64_t{1} << 30;
+  auto actual = SimExecutor(*graph, config).run(inputs);
+  expectOutputsClose(actual, expected, GetParam().tolerance);
+}
+
+INSTANTIATE_TEST_SUITE_P(Patterns, CudaFusionTest, testing::ValuesIn(cases()),
+                         [](const testing::TestParamInfo<FusionCase>& info) {
+                           return info.param.name;
+                         });
+
+TEST(CudaSourceTest, IdenticalKernelsAreWrittenOnce) {
+  auto graph = parse(R"(
+graph @twins(%x: f32[4,8] @cpu, %y: f32[4,8] @cpu) -> (a, b, c) {
+  %a = relu %x : f32[4,8] @cpu
+  %b = relu %y : f32[4,8] @cpu
+  %c = relu %b : f32[4,8] @cpu
+  return %a, %b, %c
+})");
+  CudaSource source = generateCudaSource(*graph);
+  ASSERT_EQ(source.kernels.size(), 3u);
+  EXPECT_EQ(source.kernels[0].name, source.kernels[1].name);
+  EXPECT_EQ(source.kernels[1].name, source.kernels[2].name);
+  size_t definitions = 0;
+  for (size_t at = source.text.find("__global__"); at != std::string::npos;
+       at = source.text.find("__global__", at + 1))
+    ++definitions;
+  EXPECT_EQ(definitions, 1u);
+  // The same graph gives the same text.
+  EXPECT_EQ(generateCudaSource(*graph).text, source.text);
+}
+
+// A slice along axis 0 is a view of its operand's bytes; along any other axis it is a
+// kernel, which moves elements bit for bit (f16 and i64 alike).
+TEST(CudaSourceTest, SlicesOffAxisZeroAreKernels) {
+  auto graph = parse(R"(
+graph @slices(%x: f16[4,6,5] @cpu, %i: i64[3,7] @cpu) -> (a, b, c, d) {
+  %a = slice %x {axis = 0, end = 3, start = 1} : f16[2,6,5] @cpu
+  %b = slice %x {axis = 1, end = 6, start = 2} : f16[4,4,5] @cpu
+  %c = slice %x {axis = -1, end = 2, start = 0} : f16[4,6,2] @cpu
+  %d = slice %i {axis = 1, end = 5, start = 3} : i64[3,2] @cpu
+  return %a, %b, %c, %d
+})");
+  CudaSource source = generateCudaSource(*graph);
+  ASSERT_EQ(source.kernels.size(), 3u);
+  EXPECT_EQ(source.kernels[0].output->name, "b");
+  std::map<std::string, Tensor> inputs = inputsOf(*graph);
+  auto expected = HostExecutor(*graph, HostKernels::Reference).run(inputs);
+  auto actual = HostExecutor(*graph, HostKernels::Cpu).run(inputs);
+  for (const auto& [name, want] : expected) {
+    ASSERT_EQ(actual.at(name).shape(), want.shape()) << name;
+    EXPECT_EQ(std::memcmp(actual.at(name).data(), want.data(), want.nbytes()), 0) << name;
+  }
+}
+
+TEST(CudaSourceTest, HeaderIsTheEmbeddedFile) {
+  std::ifstream file(std::string(GXC_SOURCE_DIR) + "/codegen/gxc_kernel.h");
+  std::stringstream text;
+  text << file.rdbuf();
+  EXPECT_EQ(kernelHeaderText(), text.str());
+  EXPECT_NE(
+      kernelHeaderText().find("#define GXC_MAX_ARGS " + std::to_string(kMaxKernelArgs) + "\n"),
+      std::string::npos);
+}
+
+// A second build of the same kernels compiles nothing: the shared object comes from the cache.
+TEST(HostKernelCacheTest, SecondBuildIsACacheHit) {
+  namespace fs = std::filesystem;
+  fs::path directory = fs::path(testing::TempDir()) / ("gxc-cache-" + std::to_string(::getpid()));
+  fs::remove_all(directory);
+  auto graph = parse(cases()[0].ir);
+  HostGeneratedKernels first(*graph, KernelCache(directory));
+  EXPECT_EQ(first.cacheStats().compiles, 1);
+  EXPECT_EQ(first.cacheStats().hits, 0);
+  HostGeneratedKernels second(*graph, KernelCache(directory));
+  EXPECT_EQ(second.cacheStats().compiles, 0);
+  EXPECT_EQ(second.cacheStats().hits, 1);
+  fs::remove_all(directory);
+}
+
+// A compiler that fails is a runtime error quoting its first error line.
+TEST(HostKernelCacheTest, CompilerFailureIsARuntimeError) {
+  namespace fs = std::filesystem;
+  fs::path script = fs::path(testing::TempDir()) / ("fake-cxx-" + std::to_string(::getpid()));
+  {
+    std::ofstream out(script);
+    out << "#!/bin/sh\n"
+           "if [ \"$1\" = --version ]; then echo 'fake c++ 1.0'; exit 0; fi\n"
+           "echo 'In file included from kernels.cpp:1:'\n"
+           "echo 'kernels.cpp:3:7: error: the fake compiler refuses'\n"
+           "exit 1\n";
+  }
+  fs::permissions(script, fs::perms::owner_all);
+  ::setenv("GXC_HOST_CXX", script.c_str(), 1);
+  auto graph = parse(cases()[0].ir);
+  try {
+    HostGeneratedKernels kernels(*graph, KernelCache(std::nullopt));
+    ADD_FAILURE() << "the build did not fail";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.kind(), ErrorKind::Runtime);
+    EXPECT_NE(std::string(error.what()).find("kernels.cpp:3:7: error: the fake compiler refuses"),
+              std::string::npos)
+        << error.what();
+  }
+  ::unsetenv("GXC_HOST_CXX");
+  fs::remove(script);
+}
+
+}  // namespace
+}  // namespace gxc
