@@ -9,6 +9,7 @@
 #include "passes/infer_shapes.h"
 #include "passes/insert_copies.h"
 #include "passes/plan_memory.h"
+#include "passes/split_layers.h"
 
 namespace gxc {
 namespace {
@@ -33,6 +34,7 @@ constexpr Registration kPasses[] = {
     {"infer-shapes", &make<InferShapesPass>},
     {"insert-copies", &make<InsertCopiesPass>},
     {"plan-memory", &make<PlanMemoryPass>},
+    {"split-layers", &make<SplitLayersPass>},
 };
 // clang-format on
 

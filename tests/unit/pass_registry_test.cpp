@@ -36,7 +36,7 @@ TEST(PassRegistryTest, PassListRefusesUnknownNamesListingTheValidOnes) {
     EXPECT_EQ(error.kind(), ErrorKind::Usage);
     EXPECT_EQ(error.message(),
               "unknown pass '' (passes: assign-devices, assign-streams, batch-transfers, "
-              "data-parallel, infer-shapes, insert-copies, plan-memory)");
+              "data-parallel, infer-shapes, insert-copies, plan-memory, split-layers)");
   }
 }
 
