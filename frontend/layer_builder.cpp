@@ -197,7 +197,7 @@ void ModelBuilder::readLayer(const YAML::Node& layer, std::optional<Device> scop
                  fmt::join(modelOpNames(), ", "));
   std::vector<std::string> allowed = {"name", "op", "inputs", "device"};
   for (const AttrSpec& spec : opSchema(*kind).attrs)
-    if (spec.name != "device") allowed.emplace_back(spec.name);
+    if (spec.name != "device" && !spec.compilerOnly) allowed.emplace_back(spec.name);
   if (*kind == OpKind::CrossEntropy) allowed.emplace_back("weight");
   reader_.checkKeys(layer, allowed, fmt::format("{} layer '{}'", opText, name));
   for (const AttrSpec& spec : opSchema(*kind).attrs)

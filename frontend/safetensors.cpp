@@ -177,6 +177,35 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
   return result;
 }
 
+Tensor SafetensorsFile::readSlice(const std::string& name, int64_t axis, int64_t start,
+                                  int64_t end) const {
+  SourceLoc loc{path_, 0, 0};
+  auto it = entries_.find(name);
+  if (it == entries_.end()) modelError(loc, "no tensor named '{}'", name);
+  const SafetensorsEntry& entry = it->second;
+  const auto rank = static_cast<int64_t>(entry.shape.size());
+  if (axis < 0 || axis >= rank || start < 0 || start >= end || end > entry.shape[axis])
+    modelError(loc, "tensor '{}' is {}: it has no slice [{}, {}) along axis {}", name,
+               shapeString(entry.shape), start, end, axis);
+  Shape shape = entry.shape;
+  shape[axis] = end - start;
+  Tensor tensor(entry.dtype, shape);
+  // The header was validated by open(), so these products cannot overflow.
+  uint64_t outer = 1, inner = dtypeSize(entry.dtype);
+  for (int64_t i = 0; i < axis; ++i) outer *= static_cast<uint64_t>(entry.shape[i]);
+  for (int64_t i = axis + 1; i < rank; ++i) inner *= static_cast<uint64_t>(entry.shape[i]);
+  const uint64_t run = static_cast<uint64_t>(end - start) * inner;
+  const uint64_t stride = static_cast<uint64_t>(entry.shape[axis]) * inner;
+  InputFile file(path_);
+  for (uint64_t o = 0; o < outer; ++o) {
+    uint64_t offset = dataStart_ + entry.begin + o * stride + static_cast<uint64_t>(start) * inner;
+    if (!file.readAt(offset, tensor.data() + o * run, run))
+      modelError(loc, "truncated: tensor '{}' needs {} bytes at offset {}, file has {} bytes", name,
+                 run, offset, file.size());
+  }
+  return tensor;
+}
+
 Tensor SafetensorsFile::read(const std::string& name) const {
   SourceLoc loc{path_, 0, 0};
   auto it = entries_.find(name);

@@ -38,6 +38,10 @@ class SafetensorsFile {
   bool contains(const std::string& name) const { return entries_.count(name) != 0; }
   // Reads that tensor's bytes from the file; an unknown name is a Model error.
   Tensor read(const std::string& name) const;
+  // Reads only [start, end) along `axis` of that tensor (a param shard): one contiguous run
+  // of bytes per index of the axes before `axis`, so the whole tensor is never in memory.
+  // The range must lie within the tensor's shape (a Model error otherwise).
+  Tensor readSlice(const std::string& name, int64_t axis, int64_t start, int64_t end) const;
 
  private:
   std::string path_;

@@ -27,13 +27,25 @@ std::string label(const Op& op) {
                      op.result->type.withoutDevice());
 }
 
+// The split layer an op is a shard of (split-layers marks shards `shard_of`), or "" when
+// none; a param shard belongs with the shard that reads it.
+std::string shardGroup(const Graph& graph, const Op& op) {
+  if (op.kind == OpKind::Param) {
+    std::vector<Op*> users = graph.users(op.result);
+    return users.size() == 1 && op.attrs.has("full_shape") ? shardGroup(graph, *users.front()) : "";
+  }
+  return op.attrs.getString("shard_of", "");
+}
+
 }  // namespace
 
 std::string printDot(const Graph& graph) {
   std::string out = fmt::format("digraph {} {{\n", quoted(graph.name()));
   out += "  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\"];\n";
-  // Boxes per device: inputs and ops, in IR order. Copies stand outside every box.
+  // Boxes per device: inputs and ops, in IR order. Copies stand outside every box. Within a
+  // device's box, the shard of a split layer (the shard and its weight) has a dashed box.
   std::map<std::string, std::vector<std::string>> nodesByDevice;
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> shardsByDevice;
   std::map<std::string, Device> devices;
   for (const Value* input : graph.inputs()) {
     std::string device = input->type.device.str();
@@ -56,19 +68,29 @@ std::string printDot(const Graph& graph) {
     std::string device = op->device().str();
     devices[device] = op->device();
     const char* shape = op->kind == OpKind::Param ? ", shape=note" : "";
-    nodesByDevice[device].push_back(fmt::format("{} [label={}{}, fillcolor=\"{}\"];", node,
-                                                quoted(label(*op)), shape, fillOf(op->device())));
+    std::string line = fmt::format("{} [label={}{}, fillcolor=\"{}\"];", node, quoted(label(*op)),
+                                   shape, fillOf(op->device()));
+    std::string group = shardGroup(graph, *op);
+    if (group.empty())
+      nodesByDevice[device].push_back(line);
+    else
+      shardsByDevice[device][group].push_back(line);
   }
   // Under pipeline placement each GPU runs one stage: its box says which.
   bool staged = graph.attrs().has("pipeline_stages");
   int cluster = 0;
-  for (const auto& [device, nodes] : nodesByDevice) {
-    const Device& where = devices.at(device);
+  for (const auto& [device, where] : devices) {
     std::string title =
         staged && where.isCuda() ? fmt::format("stage {} ({})", where.index, device) : device;
     out += fmt::format("  subgraph cluster_{} {{\n    label={}; style=\"rounded\";\n", cluster++,
                        quoted(title));
-    for (const std::string& node : nodes) out += "    " + node + "\n";
+    for (const std::string& node : nodesByDevice[device]) out += "    " + node + "\n";
+    for (const auto& [layer, nodes] : shardsByDevice[device]) {
+      out += fmt::format("    subgraph cluster_{} {{\n      label={}; style=\"dashed\";\n",
+                         cluster++, quoted("shard of " + layer));
+      for (const std::string& node : nodes) out += "      " + node + "\n";
+      out += "    }\n";
+    }
     out += "  }\n";
   }
   out += copies;

@@ -35,13 +35,27 @@ std::vector<OpSchema> buildSchemas() {
                 {"low", kFloat},
                 {"high", kFloat},
                 {"seed", kInt, true},
-                {"file", kString}}});
-  s.push_back({OpKind::Matmul, "matmul", 2, 2, {{"transpose_a", kBool}, {"transpose_b", kBool}}});
+                {"file", kString},
+                // A shard of the param (ir/param_shard.h).
+                {"full_shape", kIntList},
+                {"shard_axis", kInt},
+                {"shard_start", kInt},
+                {"shard_end", kInt}}});
+  // `shard_of`: split-layers made this op as one shard of that layer (passes/split_layers.h).
+  s.push_back(
+      {OpKind::Matmul,
+       "matmul",
+       2,
+       2,
+       {{"transpose_a", kBool}, {"transpose_b", kBool}, {"shard_of", kString, false, true}}});
   s.push_back({OpKind::Linear,
                "linear",
                2,
                3,
-               {{"in_features", kInt, true}, {"out_features", kInt, true}, {"bias", kBool}}});
+               {{"in_features", kInt, true},
+                {"out_features", kInt, true},
+                {"bias", kBool},
+                {"shard_of", kString, false, true}}});
   binary(OpKind::Add, "add");
   binary(OpKind::Sub, "sub");
   binary(OpKind::Mul, "mul");

@@ -56,6 +56,7 @@ struct AttrSpec {
   std::string_view name;
   AttrKindMask kinds;
   bool required = false;
+  bool compilerOnly = false;  // set by passes, never a key of a model file
 };
 
 struct OpSchema {

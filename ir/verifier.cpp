@@ -4,6 +4,7 @@
 
 #include "ir/fused_kernel.h"
 #include "ir/infer_type.h"
+#include "ir/param_shard.h"
 
 namespace gxc {
 
@@ -37,6 +38,8 @@ std::optional<std::string> schemaProblem(const Op& op) {
   for (const AttrSpec& spec : schema.attrs)
     if (spec.required && !op.attrs.has(std::string(spec.name)))
       return fmt::format("{} needs attribute '{}'", schema.name, spec.name);
+  if (op.kind == OpKind::Param)
+    if (auto problem = paramShardProblem(op)) return problem;
   bool binary = isElementwiseBinary(op.kind);
   if (binary && (count == 1) != op.attrs.has("scalar"))
     return fmt::format("{} takes two operands, or one operand and 'scalar'", schema.name);

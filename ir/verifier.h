@@ -1,7 +1,8 @@
 // The invariants every pass may rely on, checked after every pass in debug and test builds.
 //
 // - names are unique; every operand is a graph input or the result of an earlier op;
-// - every op matches its schema: operand count, attribute names and kinds;
+// - every op matches its schema: operand count, attribute names and kinds; a param shard's
+//   attributes describe a slice of its full shape that is exactly its type (ir/param_shard.h);
 // - every output names a value of the graph;
 // - a value whose type is known has the dtype and shape its op's rule gives;
 // - a graph input or param whose type is known has a shape that does not overflow;

@@ -1,6 +1,7 @@
 #include "passes/assign_devices.h"
 
 #include "passes/auto_placement.h"
+#include "passes/run_capacity.h"
 
 #include <algorithm>
 #include <map>
@@ -83,6 +84,9 @@ bool replicatePerConsumerDevice(Graph& graph, Op* param, const Device& fallback)
 
 bool AssignDevicesPass::run(Graph& graph, const PassContext& context) const {
   GXC_CHECK(!context.devices.empty(), "a run with no devices");
+  // Memory before devices: params that no placement can hold are the real problem, and
+  // resolving the model's annotations first would report a missing device instead.
+  refuseParamsBeyondRunMemory(graph, context);
   Placer placer(context);
   bool changed = false;
   std::map<std::string, std::string> reasons;  // by layer, for --explain

@@ -4,6 +4,9 @@
 // through the layer's own `device`, its groups and `default_device`); `?` means none.
 //
 // Requires: every value typed (after infer-shapes).
+// First, with the run's memory known, params that need more than all its devices have
+// together are refused in plan-memory's form (passes/run_capacity.h), before any device is
+// resolved: that is the real problem, whatever the annotations say.
 // Guarantees: every graph input, param and op result sits on a device of the run: `cpu` or
 //   `cuda:i` with i below the run's GPU count.
 //   - an unannotated layer runs on the run's first device;

@@ -11,6 +11,7 @@
 #include "passes/insert_copies.h"
 #include "passes/pipeline_stages.h"
 #include "passes/plan_memory.h"
+#include "passes/split_layers.h"
 
 namespace gxc {
 namespace {
@@ -37,6 +38,7 @@ constexpr Registration kPasses[] = {
     {"insert-copies", &make<InsertCopiesPass>},
     {"pipeline-stages", &make<PipelineStagesPass>},
     {"plan-memory", &make<PlanMemoryPass>},
+    {"split-layers", &make<SplitLayersPass>},
 };
 // clang-format on
 

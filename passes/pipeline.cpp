@@ -14,7 +14,9 @@ std::vector<std::string> defaultPipeline() {
   passes.push_back("pipeline-stages");
   // Then devices, from the annotations and the run's device list.
   passes.push_back("assign-devices");
-  // Layer splitting will come here: it needs devices, and creates edges between them.
+  // A weight that fits no single device is split across devices: it needs devices, and
+  // creates edges between them.
+  passes.push_back("split-layers");
   // Every edge between devices becomes an explicit copy, once all placement is final.
   passes.push_back("insert-copies");
   // Copies that move together become one: once all copies exist, before memory and streams.

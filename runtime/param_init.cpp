@@ -3,13 +3,21 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <optional>
+
+#include "ir/param_shard.h"
 
 namespace gxc {
 
 KeyedRandom::KeyedRandom(int64_t seed, const std::string& name) {
   uint64_t hash = 1469598103934665603ull;  // FNV-1a of the name
   for (unsigned char c : name) hash = (hash ^ c) * 1099511628211ull;
-  state_ = hash ^ (static_cast<uint64_t>(seed) * 0x9e3779b97f4a7c15ull);
+  state_ = start_ = hash ^ (static_cast<uint64_t>(seed) * 0x9e3779b97f4a7c15ull);
+}
+
+void KeyedRandom::seek(uint64_t draws) {
+  state_ = start_ + draws * 0x9e3779b97f4a7c15ull;  // splitmix64 adds this once per draw
+  hasSpare_ = false;
 }
 
 uint64_t KeyedRandom::nextBits() {
@@ -40,22 +48,21 @@ const SafetensorsFile& WeightFiles::get(const std::string& path) {
   return *file;
 }
 
-Tensor materializeParam(const Op& param, WeightFiles& files) {
-  GXC_CHECK(param.kind == OpKind::Param, "materializing a {} as a param", opName(param.kind));
-  const TensorType& type = param.result->type;
-  const Attrs& attrs = param.attrs;
+namespace {
+
+// Elements [dst, dst + count) of `tensor` get the values that elements [first, first + count)
+// of the whole param have under its init: the same stream, entered at element `first`.
+void fillFromInit(Tensor& tensor, int64_t dst, int64_t first, int64_t count, const Attrs& attrs,
+                  const std::string& name) {
   std::string init = attrs.getString("init", "");
-  std::string name = attrs.getString("name", "");
-  if (init == "file") {
-    Tensor loaded = files.get(attrs.getString("file", "")).read(name);
-    if (loaded.dtype() != type.dtype || loaded.shape() != type.shape)
-      modelError(param.loc, "param '{}': the weights file now has {}{}, the model expects {}", name,
-                 dtypeName(loaded.dtype()), shapeString(loaded.shape()), type.withoutDevice());
-    return loaded;
-  }
-  Tensor tensor(type.dtype, type.shape);
   KeyedRandom random(attrs.getInt("seed", 0), name);
-  for (int64_t i = 0; i < tensor.numel(); ++i) {
+  if (init == "uniform") random.seek(static_cast<uint64_t>(first));
+  if (init == "normal") {
+    // Values come in pairs of two draws: an odd element is the second of its pair.
+    random.seek(static_cast<uint64_t>(first / 2) * 2);
+    if (first % 2 == 1) random.nextNormal();
+  }
+  for (int64_t i = dst; i < dst + count; ++i) {
     double value = 0;
     if (init == "ones") {
       value = 1;
@@ -69,11 +76,48 @@ Tensor materializeParam(const Op& param, WeightFiles& files) {
     } else {
       GXC_CHECK(init == "zeros", "param '{}' has unknown init '{}'", name, init);
     }
-    if (isInteger(type.dtype))
+    if (isInteger(tensor.dtype()))
       tensor.storeInt(i, static_cast<int64_t>(std::llround(value)));
     else
       tensor.storeFloat(i, static_cast<float>(value));
   }
+}
+
+}  // namespace
+
+Tensor materializeParam(const Op& param, WeightFiles& files) {
+  GXC_CHECK(param.kind == OpKind::Param, "materializing a {} as a param", opName(param.kind));
+  const TensorType& type = param.result->type;
+  const Attrs& attrs = param.attrs;
+  std::string name = attrs.getString("name", "");
+  std::optional<ParamShard> shard = paramShard(param);
+  Shape fullShape = shard ? shard->fullShape : type.shape;
+  if (attrs.getString("init", "") == "file") {
+    const SafetensorsFile& file = files.get(attrs.getString("file", ""));
+    // The whole param's dtype and shape are checked first, shard or not, so a shard reports
+    // the same mismatch the whole param would.
+    auto entry = file.entries().find(name);
+    if (entry != file.entries().end() &&
+        (entry->second.dtype != type.dtype || entry->second.shape != fullShape))
+      modelError(param.loc, "param '{}': the weights file now has {}{}, the model expects {}", name,
+                 dtypeName(entry->second.dtype), shapeString(entry->second.shape),
+                 TensorType::of(type.dtype, fullShape).withoutDevice());
+    return shard ? file.readSlice(name, shard->axis, shard->start, shard->end) : file.read(name);
+  }
+  Tensor tensor(type.dtype, type.shape);
+  if (!shard) {
+    fillFromInit(tensor, 0, 0, tensor.numel(), attrs, name);
+    return tensor;
+  }
+  // One contiguous run of the whole param per index of the axes before the shard's axis.
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < shard->axis; ++i) outer *= fullShape[i];
+  for (auto i = static_cast<size_t>(shard->axis) + 1; i < fullShape.size(); ++i)
+    inner *= fullShape[i];
+  const int64_t run = (shard->end - shard->start) * inner;
+  for (int64_t o = 0; o < outer; ++o)
+    fillFromInit(tensor, o * run, (o * fullShape[shard->axis] + shard->start) * inner, run, attrs,
+                 name);
   return tensor;
 }
 

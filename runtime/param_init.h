@@ -23,7 +23,9 @@ class WeightFiles {
 };
 
 // The value of a `param` op, as its attributes say (init = zeros, ones, constant, normal,
-// uniform or file).
+// uniform or file). A param shard (ir/param_shard.h) gets exactly the slice of the whole
+// param's values, computed or read for that slice alone: the random streams are counters,
+// so element i of the whole param is generated without the i before it.
 Tensor materializeParam(const Op& param, WeightFiles& files);
 
 // A model input with no file: standard normal values from the seed and its name for float
@@ -39,8 +41,12 @@ class KeyedRandom {
   uint64_t nextBits();
   double nextUniform();  // in [0, 1)
   double nextNormal();   // standard normal, Box-Muller
+  // Positions the stream as if `draws` calls of nextBits had been made since construction
+  // (nextUniform takes one draw, a pair of nextNormal values two).
+  void seek(uint64_t draws);
 
  private:
+  uint64_t start_;
   uint64_t state_;
   bool hasSpare_ = false;
   double spare_ = 0;

@@ -36,7 +36,8 @@ TEST(PassRegistryTest, PassListRefusesUnknownNamesListingTheValidOnes) {
     EXPECT_EQ(error.kind(), ErrorKind::Usage);
     EXPECT_EQ(error.message(),
               "unknown pass '' (passes: assign-devices, assign-streams, batch-transfers, "
-              "data-parallel, fuse, infer-shapes, insert-copies, pipeline-stages, plan-memory)");
+              "data-parallel, fuse, infer-shapes, insert-copies, pipeline-stages, plan-memory, "
+              "split-layers)");
   }
 }
 
