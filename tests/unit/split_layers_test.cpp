@@ -62,7 +62,8 @@ TEST_P(SplitLayersTest, SplitModelsGiveTheHostsNumbers) {
   config.gpus = 4;
   config.memoryPerGpu = c.memoryPerGpu;
   std::map<std::string, Tensor> actual = SimExecutor(*graph, config).run(inputs, nullptr);
-  expectOutputsClose(actual, expected, 1e-4);
+  // Normwise: the sim runs OpenBLAS GEMMs and sums the reduction shards in another order.
+  expectOutputsCloseNormwise(actual, expected, 1e-5);
 }
 
 INSTANTIATE_TEST_SUITE_P(
