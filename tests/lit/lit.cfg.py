@@ -2,6 +2,7 @@
 # malformed models, tests/lit/cli/* for the command lines. Run through ctest. RUN lines
 # call gxc, gxc-opt, FileCheck and not by name: the build folder leads PATH.
 import os
+import subprocess
 import sys
 
 import lit.formats
@@ -20,3 +21,19 @@ config.substitutions.append(("%tools", os.path.join(config.test_source_root, "to
 config.substitutions.append(("%models", os.path.join(config.gxc_source_dir, "models")))
 config.environment["PATH"] = os.pathsep.join(
     [config.gxc_binary_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+
+# `REQUIRES: cuda` / `UNSUPPORTED: cuda`: tests of a gxc built with or without the CUDA toolkit.
+# `REQUIRES: ptxas`: tests that assemble PTX; lit reports them UNSUPPORTED (a visible skip)
+# in builds without the toolkit.
+if config.gxc_have_cuda:
+    config.available_features.add("cuda")
+if config.gxc_ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", config.gxc_ptxas))
+# `REQUIRES: gpu`: tests that run on real GPUs; `UNSUPPORTED: gpu` for those that expect none.
+# gxc itself says whether it finds one.
+if config.gxc_have_cuda:
+    devices = subprocess.run([os.path.join(config.gxc_binary_dir, "gxc"), "devices"],
+                             capture_output=True, text=True)
+    if devices.returncode == 0 and "no GPU found" not in devices.stdout:
+        config.available_features.add("gpu")

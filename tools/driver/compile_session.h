@@ -21,6 +21,7 @@ struct CompileOptions {
   std::string placement = "manual";  // --placement: manual, auto or data-parallel
   bool explain = false;              // --explain: each layer's device and why, on stderr
   std::string weightsPath;
+  std::string arch;           // --arch sm_XX as given; empty: the device's, or sm_90
   PassManagerOptions passes;  // --print-ir-after, --dump-ir, --time-passes
 };
 

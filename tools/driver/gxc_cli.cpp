@@ -9,7 +9,9 @@
 #include "ir/dot_printer.h"
 #include "ir/printer.h"
 #include "runtime/caching_allocator.h"
+#include "runtime/gpu_devices.h"
 #include "tools/driver/error_handling.h"
+#include "tools/driver/gpu_code.h"
 #include "tools/driver/run_command.h"
 
 namespace gxc {
@@ -18,12 +20,10 @@ namespace {
 // Options of cli.md that belong to capabilities not built yet: accepted by the parser so the
 // user gets a precise refusal instead of "unknown option", and never silently ignored.
 struct LaterOptions {
-  std::string arch;
   int microbatches = 0;
 
   void add(CLI::App& command) {
     command.add_option("--microbatches", microbatches, "micro-batches for pipeline placement");
-    command.add_option("--arch", arch, "GPU architecture for generated code (not built yet)");
   }
 
   void refuseUnbuilt(const std::string& placement) const {
@@ -33,7 +33,6 @@ struct LaterOptions {
       usageError("--placement pipeline: not built yet (manual, auto and data-parallel are)");
     }
     if (microbatches != 0) usageError("--microbatches: pipeline placement is not built yet");
-    if (!arch.empty()) usageError("--arch: GPU code generation is not built yet");
   }
 };
 
@@ -48,17 +47,25 @@ void addCompileOptions(CLI::App& command, CompileOptions& options) {
   command.add_option("--print-ir-after", options.passes.printIrAfter, "PASS or all (to stderr)");
   command.add_option("--dump-ir", options.passes.dumpIrDir, "write DIR/NN-PASS.gxir after passes");
   command.add_flag("--time-passes", options.passes.timePasses, "per-pass wall times on stderr");
+  command.add_option("--arch", options.arch, "sm_XX: GPU architecture for generated code");
 }
 
 int compileCommand(const CompileOptions& options, const std::string& emit,
                    const std::string& outPath, std::ostream& out, std::ostream& err) {
-  if (emit != "ir" && emit != "dot") {
-    if (emit == "cuda" || emit == "ptx" || emit == "plan")
-      usageError("--emit {}: not built yet; this gxc can emit ir and dot", emit);
+  bool gpuCode = emit == "cuda" || emit == "ptx";
+  if (emit != "ir" && emit != "dot" && !gpuCode) {
+    if (emit == "plan") usageError("--emit plan: not built yet; this gxc can emit ir and dot");
     usageError("--emit {}: expected ir, dot, cuda, ptx or plan", emit);
   }
+  std::optional<GpuArch> arch = parseArchOption(options.arch);
+  if (arch && !gpuCode)
+    usageError("--arch {}: only --emit cuda and --emit ptx generate GPU code", options.arch);
   CompiledModel compiled = compileModel(options, err);
-  std::string text = emit == "dot" ? printDot(*compiled.graph) : printGraph(*compiled.graph);
+  std::string text;
+  if (gpuCode)
+    text = emitGpuCode(*compiled.graph, emit, arch.value_or(defaultGpuArch()));
+  else
+    text = emit == "dot" ? printDot(*compiled.graph) : printGraph(*compiled.graph);
   if (outPath.empty()) {
     out << text;
     return 0;
@@ -73,16 +80,21 @@ int compileCommand(const CompileOptions& options, const std::string& emit,
 int devicesCommand(const std::string& simGpus, std::ostream& out) {
   long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
   double gib = static_cast<double>(pages) * static_cast<double>(pageSize) / (1ull << 30);
-  std::string row = "{:<6} {:<16} {:>12} {}\n";
+  std::string row = "{:<6} {:<24} {:>12} {}\n";
   out << fmt::format(fmt::runtime(row), "index", "name", "memory", "compute capability");
   out << fmt::format(fmt::runtime(row), "cpu", "host", fmt::format("{:.1f} GiB", gib), "-");
-  if (simGpus.empty()) {
-    out << "no GPU found (the cuda platform is not built yet; --sim-gpus N for virtual GPUs)\n";
+  if (!simGpus.empty()) {
+    SimGpusOption sim = parseSimGpusOption(simGpus);
+    for (int i = 0; i < sim.count; ++i)
+      out << fmt::format(fmt::runtime(row), i, "sim H100 SXM", formatBytes(sim.memoryBytes), "9.0");
     return 0;
   }
-  SimGpusOption sim = parseSimGpusOption(simGpus);
-  for (int i = 0; i < sim.count; ++i)
-    out << fmt::format(fmt::runtime(row), i, "sim H100 SXM", formatBytes(sim.memoryBytes), "9.0");
+  const GpuEnumeration& found = enumerateGpus();
+  if (found.gpus.empty())
+    out << "no GPU found (" << found.whyNone << "); --sim-gpus N for virtual GPUs\n";
+  for (const GpuDeviceInfo& gpu : found.gpus)
+    out << fmt::format(fmt::runtime(row), gpu.index, gpu.name, formatBytes(gpu.memoryBytes),
+                       fmt::format("{}.{}", gpu.major, gpu.minor));
   return 0;
 }
 
