@@ -1,6 +1,7 @@
 #include "runtime/caching_allocator.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <iterator>
 
 namespace gxc {
@@ -9,6 +10,7 @@ struct CachingAllocator::Segment {
   int64_t id;
   int64_t bytes;
   Pool pool;
+  void* base;                                 // null without SegmentMemory
   std::map<int64_t, int64_t> blocksByOffset;  // offset -> block id, covering the segment
 };
 
@@ -37,7 +39,16 @@ CachingAllocator::CachingAllocator(std::string device, int64_t capacityBytes)
   GXC_CHECK(capacityBytes >= 0, "{}: capacity of {} bytes", device_, capacityBytes);
 }
 
-CachingAllocator::~CachingAllocator() = default;
+CachingAllocator::CachingAllocator(std::string device, int64_t capacityBytes,
+                                   std::unique_ptr<SegmentMemory> memory)
+    : CachingAllocator(std::move(device), capacityBytes) {
+  memory_ = std::move(memory);
+}
+
+CachingAllocator::~CachingAllocator() {
+  if (!memory_) return;
+  for (auto& [id, segment] : segments_) memory_->release(segment->base);
+}
 
 int64_t CachingAllocator::segmentSizeFor(int64_t rounded) {
   // PyTorch's sizes (CUDACachingAllocator.cpp, get_allocation_size): small requests share
@@ -90,8 +101,14 @@ int64_t CachingAllocator::takeFromCache(int64_t rounded) {
 }
 
 int64_t CachingAllocator::newSegment(int64_t segmentBytes, int64_t rounded) {
+  void* base = nullptr;
+  if (memory_) {
+    base = memory_->reserve(segmentBytes);
+    if (!base) return 0;
+  }
   int64_t segmentId = nextSegmentId_++;
-  auto segment = std::make_unique<Segment>(Segment{segmentId, segmentBytes, poolFor(rounded), {}});
+  auto segment =
+      std::make_unique<Segment>(Segment{segmentId, segmentBytes, poolFor(rounded), base, {}});
   Segment* raw = segment.get();
   segments_[segmentId] = std::move(segment);
   stats_.reservedBytes += segmentBytes;
@@ -116,20 +133,30 @@ CachingAllocator::Block CachingAllocator::allocate(int64_t bytes, const std::str
     if (stats_.reservedBytes + segmentBytes > capacity_) releaseCachedLocked();
     // Near the limit, a segment of exactly the request still fits where a rounded one won't.
     if (stats_.reservedBytes + segmentBytes > capacity_) segmentBytes = rounded;
-    if (stats_.reservedBytes + segmentBytes > capacity_)
+    auto outOfMemory = [&]() {
       runtimeError(loc,
                    "{} out of memory: tried to allocate {} ({}); {} free of {} ({} "
                    "allocated, {} reserved)",
                    device_, formatBytes(bytes), purpose,
                    formatBytes(capacity_ - stats_.reservedBytes), formatBytes(capacity_),
                    formatBytes(stats_.allocatedBytes), formatBytes(stats_.reservedBytes));
+    };
+    if (stats_.reservedBytes + segmentBytes > capacity_) outOfMemory();
     id = newSegment(segmentBytes, rounded);
+    // Real memory can be short of the capacity (other processes use the GPU too).
+    if (id == 0) {
+      releaseCachedLocked();
+      id = newSegment(segmentBytes, rounded);
+    }
+    if (id == 0) outOfMemory();
   }
   const BlockInfo& block = blocks_.at(id);
   ++stats_.allocationRequests;
   stats_.allocatedBytes += block.bytes;
   stats_.peakAllocatedBytes = std::max(stats_.peakAllocatedBytes, stats_.allocatedBytes);
-  return {id, block.bytes};
+  void* address =
+      block.segment->base ? static_cast<std::byte*>(block.segment->base) + block.offset : nullptr;
+  return {id, block.bytes, address};
 }
 
 void CachingAllocator::free(Block handle) {
@@ -184,6 +211,7 @@ void CachingAllocator::releaseCachedLocked() {
     blocks_.erase(id);
     stats_.reservedBytes -= segment.bytes;
     ++stats_.deviceFrees;
+    if (memory_) memory_->release(segment.base);
     it = segments_.erase(it);
   }
 }

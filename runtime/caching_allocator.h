@@ -9,10 +9,11 @@
 // served from separate pools of segments, so small tensors do not fragment large blocks.
 // `releaseCached()` gives wholly free segments back (empty_cache).
 //
-// This is accounting only: it tracks offsets and sizes, never memory. On `sim` the data
-// lives in host Tensors; the allocator decides whether the device could have held them, and
-// what memory.stats would have said. The cuda platform will put real cudaMalloc under the
-// same interface.
+// By itself this is accounting only: it tracks offsets and sizes, never memory. On `sim` the
+// data lives in host Tensors; the allocator decides whether the device could have held them,
+// and what memory.stats would have said. The cuda platform puts real memory under the same
+// accounting (SegmentMemory: cudaMalloc and cudaFree per segment), and every block then has
+// an address.
 //
 // Requires: a capacity in bytes (the device's memory). Thread-safe: every member may be
 // called from any thread.
@@ -61,11 +62,26 @@ class CachingAllocator {
   // A handed-out block; `id` is 0 for the empty block (a zero-byte request reserves nothing).
   struct Block {
     int64_t id = 0;
-    int64_t bytes = 0;  // rounded size
+    int64_t bytes = 0;        // rounded size
+    void* address = nullptr;  // with SegmentMemory: the block's memory; else null
+  };
+
+  // Real memory under the segments (the cuda platform). `reserve` returns null when the
+  // device has no room, which the allocator handles as PyTorch does: release the cache, try
+  // once more, then report out of memory.
+  class SegmentMemory {
+   public:
+    virtual ~SegmentMemory() = default;
+    virtual void* reserve(int64_t bytes) = 0;
+    virtual void release(void* base) = 0;
   };
 
   // `device` is the device as the run names it ("cuda:1"), for messages.
   CachingAllocator(std::string device, int64_t capacityBytes);
+  // With real memory: segments are reserved from and released to `memory`, which must
+  // outlive the allocator; the destructor releases every segment.
+  CachingAllocator(std::string device, int64_t capacityBytes,
+                   std::unique_ptr<SegmentMemory> memory);
   CachingAllocator(const CachingAllocator&) = delete;
   CachingAllocator& operator=(const CachingAllocator&) = delete;
   ~CachingAllocator();
@@ -96,6 +112,7 @@ class CachingAllocator {
     return rounded <= kSmallRequest ? Pool::Small : Pool::Large;
   }
   int64_t takeFromCache(int64_t rounded);  // block id or 0
+  // 0 when `memory_` has no room for the segment.
   int64_t newSegment(int64_t segmentBytes, int64_t rounded);
   int64_t split(int64_t blockId, int64_t rounded);
   void releaseCachedLocked();
@@ -105,6 +122,7 @@ class CachingAllocator {
 
   const std::string device_;
   const int64_t capacity_;
+  std::unique_ptr<SegmentMemory> memory_;
   mutable std::mutex mutex_;
   MemoryStats stats_;
   int64_t nextBlockId_ = 1;

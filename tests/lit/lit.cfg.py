@@ -2,6 +2,7 @@
 # malformed models, tests/lit/cli/* for the command lines. Run through ctest. RUN lines
 # call gxc, gxc-opt, FileCheck and not by name: the build folder leads PATH.
 import os
+import subprocess
 import sys
 
 import lit.formats
@@ -24,3 +25,19 @@ config.environment["PATH"] = os.pathsep.join(
 # shared between tests and never written to the user's cache. A test of the cache itself sets
 # its own GXC_CACHE_DIR.
 config.environment["GXC_CACHE_DIR"] = os.path.join(config.gxc_binary_dir, "kernel-cache")
+
+# `REQUIRES: cuda` / `UNSUPPORTED: cuda`: tests of a gxc built with or without the CUDA toolkit.
+# `REQUIRES: ptxas`: tests that assemble PTX; lit reports them UNSUPPORTED (a visible skip)
+# in builds without the toolkit.
+if config.gxc_have_cuda:
+    config.available_features.add("cuda")
+if config.gxc_ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", config.gxc_ptxas))
+# `REQUIRES: gpu`: tests that run on real GPUs; `UNSUPPORTED: gpu` for those that expect none.
+# gxc itself says whether it finds one.
+if config.gxc_have_cuda:
+    devices = subprocess.run([os.path.join(config.gxc_binary_dir, "gxc"), "devices"],
+                             capture_output=True, text=True)
+    if devices.returncode == 0 and "no GPU found" not in devices.stdout:
+        config.available_features.add("gpu")

@@ -13,8 +13,13 @@ CompiledModel compileModel(const CompileOptions& options, std::ostream& notes) {
   context.strict = options.strict;
   context.placement = options.placement;
   context.microbatches = options.microbatches;
-  for (const Device& device : context.devices)
-    context.deviceMemoryBytes.push_back(device.isCuda() ? compiled.sim.memoryBytes : 0);
+  for (const Device& device : context.devices) {
+    int64_t bytes = 0;  // the host: not limited by the plan
+    if (device.isCuda())
+      bytes = compiled.sim.enabled() ? compiled.sim.memoryBytes
+                                     : compiled.devices.gpuMemoryBytes.at(device.index);
+    context.deviceMemoryBytes.push_back(bytes);
+  }
   context.note = [&notes](const std::string& text) { notes << "gxc: note: " << text << "\n"; };
   if (options.explain)
     context.explain = [&notes](const std::string& line) {

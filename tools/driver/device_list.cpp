@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "ir/diagnostic.h"
+#include "runtime/gpu_devices.h"
 
 namespace gxc {
 
@@ -57,21 +58,51 @@ SimGpusOption parseSimGpusOption(const std::string& text) {
   return option;
 }
 
-DeviceList resolveRunDevices(const std::string& devicesText, const SimGpusOption& sim,
-                             std::ostream& notes) {
-  if (!sim.enabled()) {
-    if (devicesText.empty()) {
+namespace {
+
+// Without --sim-gpus: the GPUs CUDA finds. Only here is the driver loaded (enumerateGpus),
+// and only when the run could use a GPU, so `--devices cpu` never touches CUDA.
+DeviceList resolveRealDevices(const std::string& devicesText, std::ostream& notes) {
+  if (devicesText == "cpu") return {};
+  DeviceList requested;
+  if (!devicesText.empty()) requested = parseDevicesOption(devicesText);
+  if (!builtWithCuda() && requested.hostOnly()) {
+    notes << "gxc: note: no GPU found; running on the host (--devices cpu)\n";
+    return {};
+  }
+  if (!builtWithCuda())
+    usageError(
+        "--devices {}: this gxc was built without CUDA; use --sim-gpus N for virtual GPUs, or "
+        "--devices cpu",
+        devicesText);
+  const GpuEnumeration& found = enumerateGpus();
+  int count = static_cast<int>(found.gpus.size());
+  if (devicesText.empty()) {
+    if (count == 0) {
       notes << "gxc: note: no GPU found; running on the host (--devices cpu)\n";
       return {};
     }
-    DeviceList list = parseDevicesOption(devicesText);
-    if (!list.hostOnly())
-      usageError(
-          "--devices {}: no GPU platform in this build (the cuda platform is not built "
-          "yet); use --sim-gpus N for virtual GPUs, or --devices cpu",
-          devicesText);
-    return list;
+    for (int i = 0; i < count; ++i) requested.gpuIds.push_back(i);
   }
+  for (int id : requested.gpuIds) {
+    if (id < count) continue;
+    if (count == 0)
+      usageError(
+          "--devices {}: there is no GPU {}: no GPU found ({}); use --sim-gpus N for virtual "
+          "GPUs, or --devices cpu",
+          devicesText, id, found.whyNone);
+    usageError("--devices {}: there is no GPU {}; CUDA finds GPUs 0 to {}", devicesText, id,
+               count - 1);
+  }
+  for (int id : requested.gpuIds) requested.gpuMemoryBytes.push_back(found.gpus[id].memoryBytes);
+  return requested;
+}
+
+}  // namespace
+
+DeviceList resolveRunDevices(const std::string& devicesText, const SimGpusOption& sim,
+                             std::ostream& notes) {
+  if (!sim.enabled()) return resolveRealDevices(devicesText, notes);
   if (devicesText.empty()) {
     DeviceList all;
     for (int i = 0; i < sim.count; ++i) all.gpuIds.push_back(i);

@@ -13,6 +13,7 @@ namespace gxc {
 
 struct DeviceList {
   std::vector<int> gpuIds;  // physical (or virtual) GPU of cuda:0, cuda:1, ...; empty: host only
+  std::vector<int64_t> gpuMemoryBytes;  // real GPUs: the memory of each entry of gpuIds
 
   bool hostOnly() const { return gpuIds.empty(); }
   // The run's devices as the passes see them: {cpu} or {cuda:0, ..., cuda:N-1}.
@@ -32,8 +33,9 @@ struct SimGpusOption {
 SimGpusOption parseSimGpusOption(const std::string& text);
 
 // The run's devices from --devices and --sim-gpus together: with virtual GPUs, the default is
-// all of them and every index must name one; without, the host (with a note on `notes` when
-// --devices was not given), since this build has no real GPU platform yet.
+// all of them and every index must name one; without, the real GPUs CUDA enumerates (see
+// runtime/gpu_devices.h): the default is all of them, or the host with a note on `notes`
+// where there is none, and an index that names no GPU is a usage error.
 DeviceList resolveRunDevices(const std::string& devicesText, const SimGpusOption& sim,
                              std::ostream& notes);
 

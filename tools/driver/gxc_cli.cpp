@@ -10,25 +10,13 @@
 #include "ir/dot_printer.h"
 #include "ir/printer.h"
 #include "runtime/caching_allocator.h"
+#include "runtime/gpu_devices.h"
 #include "tools/driver/error_handling.h"
+#include "tools/driver/gpu_code.h"
 #include "tools/driver/run_command.h"
 
 namespace gxc {
 namespace {
-
-// Options of cli.md that belong to capabilities not built yet: accepted by the parser so the
-// user gets a precise refusal instead of "unknown option", and never silently ignored.
-struct LaterOptions {
-  std::string arch;
-
-  void add(CLI::App& command) {
-    command.add_option("--arch", arch, "GPU architecture for generated code (not built yet)");
-  }
-
-  void refuseUnbuilt() const {
-    if (!arch.empty()) usageError("--arch: GPU code generation is not built yet");
-  }
-};
 
 // --placement and --microbatches together: micro-batches are a pipeline's.
 void checkPlacement(const CompileOptions& options, bool microbatchesGiven) {
@@ -53,19 +41,26 @@ void addCompileOptions(CLI::App& command, CompileOptions& options) {
   command.add_option("--print-ir-after", options.passes.printIrAfter, "PASS or all (to stderr)");
   command.add_option("--dump-ir", options.passes.dumpIrDir, "write DIR/NN-PASS.gxir after passes");
   command.add_flag("--time-passes", options.passes.timePasses, "per-pass wall times on stderr");
+  command.add_option("--arch", options.arch, "sm_XX: GPU architecture for generated code");
 }
 
 int compileCommand(const CompileOptions& options, const std::string& emit,
                    const std::string& outPath, std::ostream& out, std::ostream& err) {
-  if (emit != "ir" && emit != "dot" && emit != "cuda") {
-    if (emit == "ptx" || emit == "plan")
-      usageError("--emit {}: not built yet; this gxc can emit ir, dot and cuda", emit);
+  bool gpuCode = emit == "cuda" || emit == "ptx";
+  if (emit != "ir" && emit != "dot" && !gpuCode) {
+    if (emit == "plan")
+      usageError("--emit plan: not built yet; this gxc can emit ir, dot, cuda and ptx");
     usageError("--emit {}: expected ir, dot, cuda, ptx or plan", emit);
   }
+  std::optional<GpuArch> arch = parseArchOption(options.arch);
+  if (arch && !gpuCode)
+    usageError("--arch {}: only --emit cuda and --emit ptx generate GPU code", options.arch);
   CompiledModel compiled = compileModel(options, err);
-  std::string text = emit == "dot"    ? printDot(*compiled.graph)
-                     : emit == "cuda" ? generateCudaSource(*compiled.graph).text
-                                      : printGraph(*compiled.graph);
+  std::string text;
+  if (gpuCode)
+    text = emitGpuCode(*compiled.graph, emit, arch.value_or(defaultGpuArch()));
+  else
+    text = emit == "dot" ? printDot(*compiled.graph) : printGraph(*compiled.graph);
   if (outPath.empty()) {
     out << text;
     return 0;
@@ -80,16 +75,21 @@ int compileCommand(const CompileOptions& options, const std::string& emit,
 int devicesCommand(const std::string& simGpus, std::ostream& out) {
   long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
   double gib = static_cast<double>(pages) * static_cast<double>(pageSize) / (1ull << 30);
-  std::string row = "{:<6} {:<16} {:>12} {}\n";
+  std::string row = "{:<6} {:<24} {:>12} {}\n";
   out << fmt::format(fmt::runtime(row), "index", "name", "memory", "compute capability");
   out << fmt::format(fmt::runtime(row), "cpu", "host", fmt::format("{:.1f} GiB", gib), "-");
-  if (simGpus.empty()) {
-    out << "no GPU found (the cuda platform is not built yet; --sim-gpus N for virtual GPUs)\n";
+  if (!simGpus.empty()) {
+    SimGpusOption sim = parseSimGpusOption(simGpus);
+    for (int i = 0; i < sim.count; ++i)
+      out << fmt::format(fmt::runtime(row), i, "sim H100 SXM", formatBytes(sim.memoryBytes), "9.0");
     return 0;
   }
-  SimGpusOption sim = parseSimGpusOption(simGpus);
-  for (int i = 0; i < sim.count; ++i)
-    out << fmt::format(fmt::runtime(row), i, "sim H100 SXM", formatBytes(sim.memoryBytes), "9.0");
+  const GpuEnumeration& found = enumerateGpus();
+  if (found.gpus.empty())
+    out << "no GPU found (" << found.whyNone << "); --sim-gpus N for virtual GPUs\n";
+  for (const GpuDeviceInfo& gpu : found.gpus)
+    out << fmt::format(fmt::runtime(row), gpu.index, gpu.name, formatBytes(gpu.memoryBytes),
+                       fmt::format("{}.{}", gpu.major, gpu.minor));
   return 0;
 }
 
@@ -108,10 +108,8 @@ int gxcMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     CLI::App app("gxc: compiles a model graph for a set of devices and runs it", "gxc");
     app.require_subcommand(1);
     RunOptions run;
-    LaterOptions runLater;
     CLI::App* runCommand = app.add_subcommand("run", "compile, then execute");
     addCompileOptions(*runCommand, run.compile);
-    runLater.add(*runCommand);
     runCommand->add_option("--input", run.inputs, "NAME=FILE.npy (repeatable)");
     runCommand->add_option("--output", run.outputDir, "write every output as DIR/NAME.npy");
     runCommand->add_option("--iterations", run.iterations, "timed runs after one warm-up")
@@ -120,11 +118,9 @@ int gxcMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     runCommand->add_option("--trace", run.tracePath, "Chrome trace of every stream (JSON)");
 
     CompileOptions compile;
-    LaterOptions compileLater;
     std::string emit = "ir", outPath;
     CLI::App* compileCommandApp = app.add_subcommand("compile", "compile only");
     addCompileOptions(*compileCommandApp, compile);
-    compileLater.add(*compileCommandApp);
     compileCommandApp->add_option("--emit", emit, "ir | dot | cuda | ptx | plan");
     compileCommandApp->add_option("-o", outPath, "where --emit writes (stdout if absent)");
 
@@ -140,12 +136,10 @@ int gxcMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     }
     if (runCommand->parsed()) {
       checkPlacement(run.compile, runCommand->count("--microbatches") > 0);
-      runLater.refuseUnbuilt();
       return runModel(run, out, err);
     }
     if (compileCommandApp->parsed()) {
       checkPlacement(compile, compileCommandApp->count("--microbatches") > 0);
-      compileLater.refuseUnbuilt();
       return compileCommand(compile, emit, outPath, out, err);
     }
     return devicesCommand(simGpus, out);

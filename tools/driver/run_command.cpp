@@ -10,9 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "frontend/npy.h"
+#include "runtime/cuda_platform.h"
 #include "runtime/host_executor.h"
 #include "runtime/param_init.h"
 #include "runtime/sim_executor.h"
+#include "tools/driver/gpu_code.h"
 #include "tools/driver/run_summary.h"
 #include "tools/driver/tensor_format.h"
 
@@ -144,16 +146,53 @@ PlatformRun runOnSim(const CompiledModel& compiled, const std::map<std::string, 
   return run;
 }
 
+// The `cuda` platform: real GPUs, wall-clock and CUDA-event times.
+PlatformRun runOnCuda(const CompiledModel& compiled, const std::map<std::string, Tensor>& inputs,
+                      const std::optional<GpuArch>& arch, int iterations) {
+  CudaRunOptions options;
+  options.deviceMap = compiled.devices.gpuIds;
+  options.arch = arch;
+  options.iterations = iterations;
+  CudaPlatformRun cuda = runOnCudaPlatform(*compiled.graph, inputs, options);
+  PlatformRun run;
+  run.outputs = std::move(cuda.outputs);
+  run.summary.iterationMs = cuda.iterationMs;
+  size_t gpus = compiled.devices.gpuIds.size();
+  run.summary.platform = fmt::format("{} GPU{}", gpus, gpus == 1 ? "" : "s");
+  run.summary.clock = "wall";
+  run.summary.totalMs = cuda.report.totalMs;
+  for (const CudaDeviceReport& device : cuda.report.devices) {
+    std::string backing = device.gpu < 0 ? "host" : fmt::format("GPU {}", device.gpu);
+    run.summary.devices.push_back({device.device, backing, device.ms,
+                                   device.memory.peakAllocatedBytes,
+                                   device.memory.peakReservedBytes, device.bytesCopiedIn,
+                                   device.bytesCopiedOut, device.copiesIn, device.copiesOut});
+  }
+  return run;
+}
+
 }  // namespace
 
 int runModel(const RunOptions& options, std::ostream& out, std::ostream& err) {
+  std::optional<GpuArch> arch = parseArchOption(options.compile.arch);
   CompiledModel compiled = compileModel(options.compile, err);
   const Graph& graph = *compiled.graph;
+  bool realGpus = !compiled.devices.hostOnly() && !compiled.sim.enabled();
+  if (arch && !realGpus)
+    usageError("--arch {}: only runs on real GPUs compile GPU code, and this run has none",
+               options.compile.arch);
   if (!options.tracePath.empty() && compiled.devices.hostOnly())
     usageError("--trace: the host platform records no trace; run on GPUs (--sim-gpus N)");
+  if (!options.tracePath.empty() && realGpus)
+    usageError("--trace: real GPUs record no trace yet; --sim-gpus N traces the same plan");
   std::map<std::string, Tensor> inputs = bindInputs(graph, options.inputs);
-  PlatformRun run = compiled.devices.hostOnly() ? runOnHost(graph, inputs, options.iterations)
-                                                : runOnSim(compiled, inputs, options.iterations);
+  PlatformRun run;
+  if (compiled.devices.hostOnly())
+    run = runOnHost(graph, inputs, options.iterations);
+  else if (realGpus)
+    run = runOnCuda(compiled, inputs, arch, options.iterations);
+  else
+    run = runOnSim(compiled, inputs, options.iterations);
 
   std::vector<std::pair<std::string, std::string>> staged;
   if (!options.outputDir.empty()) {

@@ -1,0 +1,30 @@
+// GPU architectures as the command line names them (`--arch sm_90`), for NVRTC and ptxas.
+//
+// Lives outside the NVRTC files so that every build parses `--arch` the same way: a build
+// without CUDA refuses the option for what it is (no CUDA), not for a spelling it would have
+// accepted.
+#pragma once
+
+#include <string>
+
+namespace gxc {
+
+struct GpuArch {
+  int major = 9;
+  int minor = 0;
+  // "a": the architecture-specific variant (sm_90a), whose PTX runs on that GPU only.
+  std::string suffix;
+
+  int number() const { return major * 10 + minor; }  // 90, as NVRTC lists them
+  std::string str() const;                           // "sm_90"
+  std::string virtualArch() const;                   // "compute_90": what PTX targets
+};
+
+// The default where neither `--arch` nor a device decides: the H100 the cost model is of.
+GpuArch defaultGpuArch();
+
+// `sm_XY` or `sm_XYZ` (an optional `a` after the digits); anything else is a usage error
+// (exit 2) naming the option. Whether NVRTC supports it is checked when compiling.
+GpuArch parseGpuArch(const std::string& text);
+
+}  // namespace gxc

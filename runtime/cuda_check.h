@@ -1,0 +1,49 @@
+// CUDA and cuBLAS status codes turned into gxc runtime errors (exit 3), for the cuda platform.
+#pragma once
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+#include <fmt/format.h>
+
+#include "ir/diagnostic.h"
+
+namespace gxc {
+
+// A failed CUDA call: "CUDA error: out of memory (cudaMalloc on cuda:0)". `what` says which
+// call and where, so the one line names the device (and the layer, where the caller knows it).
+inline void checkCuda(cudaError_t status, const std::string& what) {
+  if (status == cudaSuccess) return;
+  cudaGetLastError();  // a non-sticky error must not resurface at the next call
+  runtimeError({}, "CUDA error: {} ({})", cudaGetErrorString(status), what);
+}
+
+inline void checkCublas(cublasStatus_t status, const std::string& what) {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  runtimeError({}, "cuBLAS error: {} ({})", cublasLtGetStatusString(status), what);
+}
+
+// Makes `device` current for the scope, and restores the previous one. Destructors pass
+// `quiet`: they must not throw, and a failure there has nothing left to clean up.
+class CudaDeviceGuard {
+ public:
+  explicit CudaDeviceGuard(int device, bool quiet = false) {
+    cudaError_t status = cudaGetDevice(&previous_);
+    if (status == cudaSuccess && previous_ != device) status = cudaSetDevice(device);
+    if (quiet) {
+      cudaGetLastError();
+      return;
+    }
+    checkCuda(status, fmt::format("making GPU {} current", device));
+  }
+  ~CudaDeviceGuard() { cudaSetDevice(previous_); }
+  CudaDeviceGuard(const CudaDeviceGuard&) = delete;
+  CudaDeviceGuard& operator=(const CudaDeviceGuard&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+}  // namespace gxc

@@ -1,0 +1,129 @@
+// The cuda executor on real GPUs against the host oracle: the sim executor's scheduled graphs,
+// the same streams, events, copies and allocator statistics.
+#include <gtest/gtest.h>
+
+#include "cuda_test_helpers.h"
+#include "output_compare.h"
+#include "runtime/cuda_check.h"
+#include "runtime/cuda_executor.h"
+#include "sim_test_graphs.h"
+
+namespace gxc {
+namespace {
+
+// One GPU: the input up, a linear with bias there, the result back.
+const char* const kOneGpu = R"(
+graph @one(%x: f32[300,64] @cpu) -> (y) attributes {seed = 2} {
+  %w = param {init = "normal", name = "w", seed = 2} : f32[48,64] @cuda:0
+  %b = param {init = "uniform", name = "b", seed = 2} : f32[48] @cuda:0
+  %x.cuda0 = copy %x {record = 0, stream = "cuda:0.h2d"} : f32[300,64] @cpu -> @cuda:0
+  %l = linear %x.cuda0, %w, %b {in_features = 64, out_features = 48, stream = "cuda:0.compute", wait = [0], record = 1} : f32[300,48] @cuda:0
+  %y = copy %l {stream = "cuda:0.d2h", wait = [1]} : f32[300,48] @cuda:0 -> @cpu
+  return %y
+}
+)";
+
+CudaConfig gpus(std::vector<int> map) {
+  CudaConfig config;
+  config.deviceMap = std::move(map);
+  config.stagingBytes = 16 << 10;  // small, so copies go in several chunks
+  return config;
+}
+
+TEST(CudaExecutorTest, OneGpuMatchesTheHostAndReportsMemoryAndCopies) {
+  GXC_REQUIRE_GPUS(1);
+  auto graph = simtest::parse(kOneGpu);
+  auto inputs = simtest::defaultInputs(*graph);
+  CudaExecutor executor(*graph, gpus({0}));
+  CudaRunReport report;
+  auto outputs = executor.run(inputs, &report);
+  expectOutputsClose(outputs, simtest::runOnHost(kOneGpu, inputs), 1e-4);
+  ASSERT_EQ(report.devices.size(), 2u);
+  const CudaDeviceReport& gpu = report.devices[1];
+  EXPECT_EQ(gpu.device, "cuda:0");
+  EXPECT_EQ(gpu.bytesCopiedIn, 300 * 64 * 4);
+  EXPECT_EQ(gpu.bytesCopiedOut, 300 * 48 * 4);
+  EXPECT_EQ(gpu.copiesIn, 1);
+  EXPECT_EQ(gpu.copiesOut, 1);
+  EXPECT_GT(gpu.ms, 0);
+  // Params (w, b) and activations (x.cuda0, l) went through the caching allocator.
+  EXPECT_GE(gpu.memory.peakAllocatedBytes, (48 * 64 + 48 + 300 * 64 + 300 * 48) * 4 - 4096);
+  EXPECT_GE(gpu.memory.peakReservedBytes, gpu.memory.peakAllocatedBytes);
+  EXPECT_EQ(executor.pinnedAllocations(), 2);  // h2d and d2h: pinned once each
+
+  // A second run reuses cached blocks and the pinned buffers; activations are freed.
+  auto again = executor.run(inputs, &report);
+  expectOutputsClose(again, outputs, 0);
+  EXPECT_EQ(executor.pinnedAllocations(), 2);
+  MemoryStats after = executor.memoryStats(Device::cuda(0));
+  EXPECT_EQ(after.allocatedBytes, 48 * 64 * 4 + 512);  // params stay: w, and b rounded to 512
+  EXPECT_GT(after.cacheHits, 0);
+  executor.releaseCached();
+  EXPECT_LT(executor.memoryStats(Device::cuda(0)).reservedBytes, after.reservedBytes);
+}
+
+TEST(CudaExecutorTest, AnOpWithoutAGpuKernelIsRefusedBeforeAnythingRuns) {
+  GXC_REQUIRE_GPUS(1);
+  const char* text = R"(
+graph @r(%x: f32[4,4] @cpu) -> (y) {
+  %x.cuda0 = copy %x {record = 0, stream = "cuda:0.h2d"} : f32[4,4] @cpu -> @cuda:0
+  %r = relu %x.cuda0 {stream = "cuda:0.compute", wait = [0], record = 1} : f32[4,4] @cuda:0
+  %y = copy %r {stream = "cuda:0.d2h", wait = [1]} : f32[4,4] @cuda:0 -> @cpu
+  return %y
+}
+)";
+  auto graph = simtest::parse(text);
+  try {
+    CudaExecutor executor(*graph, gpus({0}));
+    FAIL() << "accepted relu without a kernel";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.kind(), ErrorKind::Usage);
+    EXPECT_NE(error.message().find("layer 'r' (relu) on cuda:0"), std::string::npos)
+        << error.message();
+  }
+}
+
+TEST(CudaExecutorTest, PeerToPeerCopyBetweenTwoGpusMatchesTheHost) {
+  GXC_REQUIRE_GPUS(2);
+  auto graph = simtest::parse(simtest::kVeryBigModule);
+  auto inputs = simtest::defaultInputs(*graph);
+  for (std::vector<int> map : {std::vector<int>{0, 1}, std::vector<int>{1, 0}}) {
+    CudaExecutor executor(*graph, gpus(map));
+    CudaRunReport report;
+    expectOutputsClose(executor.run(inputs, &report),
+                       simtest::runOnHost(simtest::kVeryBigModule, inputs), 1e-4);
+    int canAccess = 0;
+    checkCuda(cudaDeviceCanAccessPeer(&canAccess, map[1], map[0]), "peer query");
+    EXPECT_EQ(executor.peerToPeer(map[0], map[1]), canAccess != 0);
+    EXPECT_EQ(report.devices[1].bytesCopiedOut, 1000 * 8 * 4);  // h, to cuda:1
+    EXPECT_EQ(report.devices[2].bytesCopiedIn, 1000 * 8 * 4);
+  }
+}
+
+TEST(CudaExecutorTest, CopiesStagedThroughTheHostMatchPeerToPeerOnes) {
+  GXC_REQUIRE_GPUS(2);
+  CudaStream stream(1, "cuda:1.d2d");
+  CudaStagingBuffer staging(4096);
+  std::vector<float> values(10000);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.5f;
+  void *on0 = nullptr, *on1 = nullptr;
+  {
+    CudaDeviceGuard guard(0);
+    checkCuda(cudaMalloc(&on0, values.size() * 4), "test buffer");
+    checkCuda(cudaMemcpy(on0, values.data(), values.size() * 4, cudaMemcpyHostToDevice), "up");
+  }
+  {
+    CudaDeviceGuard guard(1);
+    checkCuda(cudaMalloc(&on1, values.size() * 4), "test buffer");
+  }
+  staging.throughHost(stream, on0, on1, static_cast<int64_t>(values.size() * 4));
+  stream.synchronize();
+  std::vector<float> back(values.size());
+  checkCuda(cudaMemcpy(back.data(), on1, back.size() * 4, cudaMemcpyDeviceToHost), "down");
+  EXPECT_EQ(back, values);
+  cudaFree(on0);
+  cudaFree(on1);
+}
+
+}  // namespace
+}  // namespace gxc
