@@ -51,21 +51,33 @@ void checkAttrValue(const YamlReader& reader, const YAML::Node& node, const std:
 void ModelBuilder::collectLayerNames(const YAML::Node& layers) {
   for (const YAML::Node& layer : layers) {
     if (!layer.IsMap()) continue;  // reported when the layer is read
-    if (layer["group"] && layer["layers"] && layer["layers"].IsSequence())
-      collectLayerNames(layer["layers"]);
-    else if (layer["name"] && layer["name"].IsScalar())
-      layerNamesAhead_.emplace(layer["name"].Scalar(), reader_.loc(layer["name"]));
+    // One walk over the keys (the first of each, as yaml-cpp's lookup finds): this runs once
+    // per layer of the file.
+    std::optional<YAML::Node> group, children, name;
+    for (const auto& entry : layer) {
+      const std::string& key = entry.first.Scalar();
+      std::optional<YAML::Node>* slot = key == "group"    ? &group
+                                        : key == "layers" ? &children
+                                        : key == "name"   ? &name
+                                                          : nullptr;
+      if (slot && !*slot) *slot = entry.second;
+    }
+    if (group && children && children->IsSequence())
+      collectLayerNames(*children);
+    else if (name && name->IsScalar())
+      layerNamesAhead_.emplace(name->Scalar(), reader_.loc(*name).line);
   }
 }
 
 void ModelBuilder::readLayers(const YAML::Node& layers, std::optional<Device> scopeDevice) {
   for (const YAML::Node& layer : layers) {
     reader_.requireMap(layer, "a layer");
-    if (!layer["group"]) {
+    std::optional<YAML::Node> groupNode = findKey(layer, "group");
+    if (!groupNode) {
       readLayer(layer, scopeDevice);
       continue;
     }
-    std::string group = reader_.name(layer["group"], "a group name");
+    std::string group = reader_.name(*groupNode, "a group name");
     std::string what = fmt::format("group '{}'", group);
     reader_.checkKeys(layer, {"group", "device", "layers"}, what);
     std::optional<Device> inner = scopeDevice;
@@ -85,7 +97,7 @@ Value* ModelBuilder::resolveInput(const YAML::Node& node, const std::string& lay
     reader_.fail(node,
                  "layer '{}': input '{}' is defined later, at line {} (layers run in order and "
                  "may only use names defined before them)",
-                 layer, name, ahead->second.line);
+                 layer, name, ahead->second);
   reader_.fail(node, "layer '{}': unknown input '{}' (not an input, param or earlier layer)", layer,
                name);
 }
@@ -187,7 +199,8 @@ std::vector<Value*> ModelBuilder::createdParams(const YAML::Node& layer, OpKind 
 }
 
 void ModelBuilder::readLayer(const YAML::Node& layer, std::optional<Device> scopeDevice) {
-  std::string name = reader_.name(reader_.required(layer, "name", "a layer"), "a layer name");
+  YAML::Node nameNode = reader_.required(layer, "name", "a layer");
+  std::string name = reader_.name(nameNode, "a layer name");
   std::string what = fmt::format("layer '{}'", name);
   YAML::Node opNode = reader_.required(layer, "op", what);
   std::string opText = reader_.scalar(opNode, "op");
@@ -195,7 +208,7 @@ void ModelBuilder::readLayer(const YAML::Node& layer, std::optional<Device> scop
   if (!kind || !isModelOp(*kind))
     reader_.fail(opNode, "{}: unknown op '{}' (ops: {})", what, opText,
                  fmt::join(modelOpNames(), ", "));
-  std::vector<std::string> allowed = {"name", "op", "inputs", "device"};
+  std::vector<std::string_view> allowed = {"name", "op", "inputs", "device"};
   for (const AttrSpec& spec : opSchema(*kind).attrs)
     if (spec.name != "device" && !spec.compilerOnly) allowed.emplace_back(spec.name);
   if (*kind == OpKind::CrossEntropy) allowed.emplace_back("weight");
@@ -215,10 +228,11 @@ void ModelBuilder::readLayer(const YAML::Node& layer, std::optional<Device> scop
                  most < 0 ? "at least " : "", least, least == 1 && most == 1 ? "" : "s", count);
 
   Device place;  // its own device, its innermost group's, the model's default, or unplaced
+  std::optional<YAML::Node> deviceNode = findKey(layer, "device");
   if (*kind == OpKind::To)
     place = *parseDevice(attrs.getString("device", "cpu"));
-  else if (layer["device"])
-    place = device(layer["device"], what);
+  else if (deviceNode)
+    place = device(*deviceNode, what);
   else if (scopeDevice)
     place = *scopeDevice;
   else if (defaultDevice_)
@@ -226,7 +240,7 @@ void ModelBuilder::readLayer(const YAML::Node& layer, std::optional<Device> scop
 
   // Before its params, so that a repeated layer name is reported as such, not as the clash of
   // the params both layers create.
-  define(name, layer["name"]);
+  define(name, nameNode);
   std::vector<Value*> operands = inputs;
   for (Value* param : createdParams(layer, *kind, name, inputs, attrs)) operands.push_back(param);
   Op* op = graph_->appendOp(*kind, operands, name, TensorType{false, DType::F32, {}, place}, attrs,

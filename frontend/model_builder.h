@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 
 #include <yaml-cpp/yaml.h>
 
@@ -55,8 +56,8 @@ class ModelBuilder {
   std::optional<Device> defaultDevice_;
   std::optional<SafetensorsFile> weights_;
   std::set<std::string> loadedFromWeights_;
-  std::map<std::string, SourceLoc> definedAt_;        // every name defined so far
-  std::map<std::string, SourceLoc> layerNamesAhead_;  // every layer name in the file
+  std::unordered_map<std::string, int> definedAt_;        // line of every name defined so far
+  std::unordered_map<std::string, int> layerNamesAhead_;  // line of every layer name in the file
   std::set<std::string> paramNames_;
 };
 

@@ -136,9 +136,9 @@ void ModelBuilder::define(const std::string& name, const YAML::Node& node) {
     std::string what = node.IsMap() ? fmt::format("layer '{}' creates param '{}', but that name",
                                                   node["name"].Scalar(), name)
                                     : fmt::format("name '{}'", name);
-    reader_.fail(node, "{} is already taken by {} at line {}", what, kind, previous->second.line);
+    reader_.fail(node, "{} is already taken by {} at line {}", what, kind, previous->second);
   }
-  definedAt_[name] = reader_.loc(node);
+  definedAt_.emplace(name, reader_.loc(node).line);
 }
 
 std::unique_ptr<Graph> ModelBuilder::build(const YAML::Node& root) {
@@ -163,7 +163,9 @@ std::unique_ptr<Graph> ModelBuilder::build(const YAML::Node& root) {
 
   YAML::Node layers = reader_.required(root, "layers", "the model");
   reader_.requireSequence(layers, "layers");
+  layerNamesAhead_.reserve(layers.size());
   collectLayerNames(layers);
+  definedAt_.reserve(layerNamesAhead_.size());
   readInputs(reader_.required(root, "inputs", "the model"));
   if (root["params"]) readParams(root["params"]);
   readLayers(layers, std::nullopt);

@@ -1,9 +1,13 @@
 #include "frontend/yaml_util.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <map>
+#include <optional>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include <fmt/ranges.h>
 
@@ -36,42 +40,61 @@ void YamlReader::requireSequence(const YAML::Node& node, std::string_view what) 
   if (!node.IsSequence()) fail(node, "{} must be a list, got {}", what, nodeKindName(node));
 }
 
-void YamlReader::checkKeys(const YAML::Node& map, std::initializer_list<std::string_view> allowed,
-                           std::string_view what) const {
-  checkKeys(map, std::vector<std::string>(allowed.begin(), allowed.end()), what);
-}
-
-void YamlReader::checkKeys(const YAML::Node& map, const std::vector<std::string>& allowed,
+void YamlReader::checkKeys(const YAML::Node& map, std::span<const std::string_view> allowed,
                            std::string_view what) const {
   checkUniqueKeys(map, what);
   for (const auto& entry : map) {
-    std::string key = entry.first.Scalar();
-    bool known = false;
-    for (const std::string& name : allowed) known |= name == key;
-    if (!known)
+    const std::string& key = entry.first.Scalar();
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
       fail(entry.first, "unknown key '{}' in {} (expected one of: {})", key, what,
            fmt::join(allowed, ", "));
   }
 }
 
+// Maps of a few keys (a layer's) are checked pairwise; those whose keys are names (inputs,
+// params: thousands in a big model) through a hash set.
 void YamlReader::checkUniqueKeys(const YAML::Node& map, std::string_view what) const {
-  std::map<std::string, SourceLoc> seen;
+  constexpr size_t kPairwise = 16;
+  std::vector<std::pair<std::string_view, YAML::Node>> small;
+  std::unordered_map<std::string_view, YAML::Node> large;
   for (const auto& entry : map) {
-    std::string key = scalar(entry.first, "a key");
-    auto [first, inserted] = seen.emplace(key, loc(entry.first));
-    if (!inserted)
-      fail(entry.first, "{} has key '{}' twice (first at line {})", what, key, first->second.line);
+    if (!entry.first.IsScalar()) scalar(entry.first, "a key");  // fails, saying why
+    const std::string& key = entry.first.Scalar();  // the document's own: it outlives the loop
+    std::optional<YAML::Node> first;
+    if (small.size() < kPairwise) {
+      for (const auto& [seen, node] : small)
+        if (seen == key) first = node;
+      if (!first) small.emplace_back(key, entry.first);
+      if (small.size() == kPairwise) large.insert(small.begin(), small.end());
+    } else if (auto [it, inserted] = large.emplace(key, entry.first); !inserted) {
+      first = it->second;
+    }
+    if (first)
+      fail(entry.first, "{} has key '{}' twice (first at line {})", what, key, loc(*first).line);
   }
 }
 
 YAML::Node YamlReader::required(const YAML::Node& map, const char* key,
                                 std::string_view what) const {
+  if (map.IsMap()) {
+    std::optional<YAML::Node> node = findKey(map, key);
+    if (!node) fail(map, "{} needs '{}'", what, key);
+    if (node->IsNull()) fail(*node, "{} needs '{}'", what, key);
+    return *node;
+  }
   YAML::Node node = map[key];
   if (!node.IsDefined() || node.IsNull()) {
     // A key present with no value points at its value's place; an absent key at the map.
     fail(node.IsDefined() ? node : map, "{} needs '{}'", what, key);
   }
   return node;
+}
+
+std::optional<YAML::Node> findKey(const YAML::Node& map, std::string_view key) {
+  if (!map.IsMap()) return std::nullopt;
+  for (const auto& entry : map)
+    if (entry.first.IsScalar() && entry.first.Scalar() == key) return entry.second;
+  return std::nullopt;
 }
 
 std::string YamlReader::scalar(const YAML::Node& node, std::string_view what) const {

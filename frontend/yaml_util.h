@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -30,8 +32,10 @@ class YamlReader {
   void requireSequence(const YAML::Node& node, std::string_view what) const;
   // Unknown and repeated keys are errors, pointing at the key.
   void checkKeys(const YAML::Node& map, std::initializer_list<std::string_view> allowed,
-                 std::string_view what) const;
-  void checkKeys(const YAML::Node& map, const std::vector<std::string>& allowed,
+                 std::string_view what) const {
+    checkKeys(map, std::span<const std::string_view>(allowed.begin(), allowed.size()), what);
+  }
+  void checkKeys(const YAML::Node& map, std::span<const std::string_view> allowed,
                  std::string_view what) const;
   // For maps whose keys are names (inputs, params): a repeated key is an error.
   void checkUniqueKeys(const YAML::Node& map, std::string_view what) const;
@@ -50,5 +54,9 @@ class YamlReader {
 
 // "a map", "a list", "a scalar", "nothing": for messages about the wrong kind of node.
 const char* nodeKindName(const YAML::Node& node);
+
+// map[key] when `map` is a map holding `key`. yaml-cpp's own lookup converts every key it
+// passes to a string; this compares the scalars in place, which matters at 100,000 layers.
+std::optional<YAML::Node> findKey(const YAML::Node& map, std::string_view key);
 
 }  // namespace gxc

@@ -37,14 +37,22 @@ Op* Graph::insertOpBefore(Op* anchor, OpKind kind, std::vector<Value*> operands,
   op->result->producer = op.get();
   Op* raw = op.get();
   opStorage_.push_back(std::move(op));
-  auto at = anchor ? ops_.begin() + static_cast<std::ptrdiff_t>(opIndex(anchor)) : ops_.end();
-  ops_.insert(at, raw);
+  auto at = anchor ? positionOf(anchor) : order_.end();
+  positions_.emplace(raw, order_.insert(at, raw));
+  // Appending keeps ops() as it is (the frontend builds graphs this way); positions are
+  // rebuilt when next asked for, not kept up per op, which would cost a hash insert each.
+  if (anchor)
+    opsStale_ = true;
+  else if (!opsStale_)
+    ops_.push_back(raw);
+  indexStale_ = true;
   return raw;
 }
 
 void Graph::reorderOps(std::vector<Op*> order) {
-  GXC_CHECK(order.size() == ops_.size(), "reordering {} ops into {}", ops_.size(), order.size());
-  std::unordered_set<const Op*> present(ops_.begin(), ops_.end());
+  GXC_CHECK(order.size() == order_.size(), "reordering {} ops into {}", order_.size(),
+            order.size());
+  std::unordered_set<const Op*> present(order_.begin(), order_.end());
   std::unordered_set<const Value*> defined(inputs_.begin(), inputs_.end());
   for (const Op* op : order) {
     GXC_CHECK(present.erase(op) == 1, "reordering graph @{}: op '{}' is not in it, or twice", name_,
@@ -54,17 +62,20 @@ void Graph::reorderOps(std::vector<Op*> order) {
                 name_, op->layerName(), operand->name);
     defined.insert(op->result);
   }
+  if (!erasedSinceRefresh_.empty()) refreshOps();  // checks what was erased, in the old order
+  // Moving each node to the back leaves the list in `order`, and every position valid.
+  for (Op* op : order) order_.splice(order_.end(), order_, positionOf(op));
   ops_ = std::move(order);
+  opsStale_ = false;
+  indexStale_ = true;
 }
 
 void Graph::eraseOp(Op* op) {
-  GXC_CHECK(users(op->result).empty(), "erasing op '{}' whose result is still used",
-            op->layerName());
-  for (const GraphOutput& output : outputs_)
-    GXC_CHECK(output.value != op->result, "erasing op '{}' whose result is an output",
-              op->layerName());
-  ops_.erase(ops_.begin() + static_cast<std::ptrdiff_t>(opIndex(op)));
+  order_.erase(positionOf(op));
+  positions_.erase(op);
   valuesByName_.erase(op->result->name);
+  erasedSinceRefresh_.push_back(op);
+  opsStale_ = indexStale_ = true;
   // Storage stays until the graph dies, so stale pointers never dangle.
 }
 
@@ -93,18 +104,71 @@ std::string Graph::uniqueName(const std::string& base) const {
   }
 }
 
+const std::vector<Op*>& Graph::ops() const {
+  if (opsStale_) refreshOps();
+  return ops_;
+}
+
+// Rebuilds ops() from the list, and checks the erasures since the last rebuild in one walk:
+// eraseOp's contract (nothing reads the result) holds once the rewrite that erased is done.
+void Graph::refreshOps() const {
+  ops_.assign(order_.begin(), order_.end());
+  opsStale_ = false;
+  indexStale_ = true;
+  if (erasedSinceRefresh_.empty()) return;
+  std::unordered_map<const Value*, const Op*> erased;
+  for (const Op* op : erasedSinceRefresh_) erased.emplace(op->result, op);
+  erasedSinceRefresh_.clear();
+  for (const Op* op : ops_)
+    for (const Value* operand : op->operands)
+      if (auto it = erased.find(operand); it != erased.end())
+        GXC_CHECK(false, "erased op '{}' but '{}' still reads its result", it->second->layerName(),
+                  op->layerName());
+  for (const GraphOutput& output : outputs_)
+    if (auto it = erased.find(output.value); it != erased.end())
+      GXC_CHECK(false, "erased op '{}' whose result is an output", it->second->layerName());
+}
+
 std::vector<Op*> Graph::users(const Value* value) const {
   std::vector<Op*> result;
-  for (Op* op : ops_)
+  for (Op* op : ops())
     if (std::find(op->operands.begin(), op->operands.end(), value) != op->operands.end())
       result.push_back(op);
   return result;
 }
 
+std::unordered_map<const Value*, std::vector<Op*>> Graph::usersByValue() const {
+  std::unordered_map<const Value*, std::vector<Op*>> result;
+  for (Op* op : ops())
+    for (const Value* operand : op->operands) {
+      std::vector<Op*>& users = result[operand];
+      if (users.empty() || users.back() != op) users.push_back(op);  // once per reader
+    }
+  return result;
+}
+
 size_t Graph::opIndex(const Op* op) const {
-  auto it = std::find(ops_.begin(), ops_.end(), op);
-  GXC_CHECK(it != ops_.end(), "op '{}' is not in graph @{}", op->layerName(), name_);
-  return static_cast<size_t>(it - ops_.begin());
+  const std::vector<Op*>& ops = this->ops();
+  if (indexStale_) {
+    indexOf_.clear();
+    indexOf_.reserve(ops.size());
+    for (size_t i = 0; i < ops.size(); ++i) indexOf_.emplace(ops[i], i);
+    indexStale_ = false;
+  }
+  auto it = indexOf_.find(op);
+  GXC_CHECK(it != indexOf_.end(), "op '{}' is not in graph @{}", op->layerName(), name_);
+  return it->second;
+}
+
+Op* Graph::nextOp(const Op* op) const {
+  auto next = std::next(positionOf(op));
+  return next == order_.end() ? nullptr : *next;
+}
+
+std::list<Op*>::iterator Graph::positionOf(const Op* op) const {
+  auto it = positions_.find(op);
+  GXC_CHECK(it != positions_.end(), "op '{}' is not in graph @{}", op->layerName(), name_);
+  return it->second;
 }
 
 }  // namespace gxc

@@ -3,8 +3,16 @@
 // A graph is a straight-line SSA program: inputs, then ops in execution order (every operand
 // is defined before it is used), then named outputs. The graph owns every value and op;
 // raw pointers between them stay valid until the graph is destroyed.
+//
+// Cost model, for passes over graphs of 100,000 ops: the program order is a linked list, so
+// inserting and erasing an op are O(1); ops() and opIndex() are a vector and an index map
+// rebuilt from the list, once, on the first call after a batch of insertions and erasures
+// (appending keeps ops() as it is). A rewriter that inserts as it walks a snapshot of
+// ops(), and asks for positions only between such batches, stays linear. users() walks
+// every op: a pass that asks for many values takes usersByValue() once instead.
 #pragma once
 
+#include <list>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -53,7 +61,8 @@ class Graph {
   Attrs& attrs() { return attrs_; }
   const Attrs& attrs() const { return attrs_; }
   const std::vector<Value*>& inputs() const { return inputs_; }
-  const std::vector<Op*>& ops() const { return ops_; }
+  // The ops in program order.
+  const std::vector<Op*>& ops() const;
   const std::vector<GraphOutput>& outputs() const { return outputs_; }
 
   Value* addInput(const std::string& name, TensorType type, SourceLoc loc = {});
@@ -66,9 +75,9 @@ class Graph {
                      SourceLoc loc = {});
   // Puts the ops in `order`: the same ops, every operand still defined before it is used.
   void reorderOps(std::vector<Op*> order);
-  // Removes an op whose result nothing uses any more.
+  // Removes an op whose result nothing uses any more (checked when ops() is next rebuilt).
   void eraseOp(Op* op);
-  // Every operand and output that is `from` becomes `to`.
+  // Every operand and output that is `from` becomes `to`. O(ops).
   void replaceAllUsesWith(Value* from, Value* to);
   void addOutput(const std::string& name, Value* value);
   void setOutputValue(size_t index, Value* value);
@@ -76,17 +85,32 @@ class Graph {
   Value* find(const std::string& name) const;  // null when absent
   // `base` if unused, else base.1, base.2, ...
   std::string uniqueName(const std::string& base) const;
+  // The ops that read `value`, in program order. O(ops).
   std::vector<Op*> users(const Value* value) const;
+  // users() of every value that some op reads, in one walk.
+  std::unordered_map<const Value*, std::vector<Op*>> usersByValue() const;
+  // Position of `op` in ops().
   size_t opIndex(const Op* op) const;
+  // The op right after `op` in program order (null for the last). O(1).
+  Op* nextOp(const Op* op) const;
 
  private:
   Value* newValue(const std::string& name, TensorType type);
+  std::list<Op*>::iterator positionOf(const Op* op) const;
+  void refreshOps() const;
 
   std::string name_;
   Attrs attrs_;
   std::vector<Value*> inputs_;
-  std::vector<Op*> ops_;
+  std::list<Op*> order_;  // the program order: the truth
+  std::unordered_map<const Op*, std::list<Op*>::iterator> positions_;  // where each op is in it
   std::vector<GraphOutput> outputs_;
+  // Caches of order_, rebuilt on demand; see the cost model above.
+  mutable std::vector<Op*> ops_;
+  mutable bool opsStale_ = false;
+  mutable std::unordered_map<const Op*, size_t> indexOf_;
+  mutable bool indexStale_ = false;
+  mutable std::vector<const Op*> erasedSinceRefresh_;  // their results must have no reader
   std::vector<std::unique_ptr<Value>> valueStorage_;
   std::unordered_map<std::string, Value*> valuesByName_;
   std::vector<std::unique_ptr<Op>> opStorage_;

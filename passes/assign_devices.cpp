@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 #include <fmt/ranges.h>
 
@@ -15,25 +16,27 @@ class Placer {
  public:
   explicit Placer(const PassContext& context) : context_(context) {}
 
-  // The device of the run that `requested` means; `what` and `loc` name the layer in errors.
-  Device resolve(const Device& requested, const std::string& what, const SourceLoc& loc) {
+  // The device of the run that `requested` means; `kind` and `name` ("layer", "h") and `loc`
+  // name the layer in errors (formatted only then: this runs once per op).
+  Device resolve(const Device& requested, std::string_view kind, const std::string& name,
+                 const SourceLoc& loc) {
     if (!requested.placed()) return context_.devices.front();
     if (requested.isCpu()) return requested;
     int gpus = context_.gpuCount();
     if (gpus == 0) {
       if (context_.strict)
         modelError(loc,
-                   "{} is placed on {} but this run has no GPU (--strict refuses the "
+                   "{} '{}' is placed on {} but this run has no GPU (--strict refuses the "
                    "fallback to the host)",
-                   what, requested.str());
+                   kind, name, requested.str());
       fellBackToHost_ = true;
       return Device::cpu();
     }
     if (requested.index >= gpus) {
       std::vector<std::string> names;
       for (const Device& device : context_.devices) names.push_back(device.str());
-      modelError(loc, "{} is placed on {} but the run's devices are {}", what, requested.str(),
-                 fmt::join(names, ", "));
+      modelError(loc, "{} '{}' is placed on {} but the run's devices are {}", kind, name,
+                 requested.str(), fmt::join(names, ", "));
     }
     return requested;
   }
@@ -52,9 +55,10 @@ bool setDevice(Value* value, const Device& device) {
 }
 
 // Places an unannotated param with its first consumer (or on `fallback` when it has none) and
-// gives every other device that consumes it a replica of its own, named NAME.cudaN.
-bool replicatePerConsumerDevice(Graph& graph, Op* param, const Device& fallback) {
-  std::vector<Op*> users = graph.users(param->result);
+// gives every other device that consumes it a replica of its own, named NAME.cudaN, right
+// after it (each new replica before the one made before it). `users` are its readers.
+bool replicatePerConsumerDevice(Graph& graph, Op* param, const std::vector<Op*>& users,
+                                const Device& fallback) {
   bool changed = setDevice(param->result, users.empty() ? fallback : users.front()->device());
   std::map<std::string, Value*> replicas;  // by device
   for (Op* user : users) {
@@ -66,7 +70,7 @@ bool replicatePerConsumerDevice(Graph& graph, Op* param, const Device& fallback)
       suffix.erase(std::remove(suffix.begin(), suffix.end(), ':'), suffix.end());
       TensorType type = param->result->type;
       type.device = device;
-      Op* after = graph.ops()[graph.opIndex(param) + 1];
+      Op* after = graph.nextOp(param);
       replica = graph
                     .insertOpBefore(after, OpKind::Param, {},
                                     graph.uniqueName(param->layerName() + "." + suffix), type,
@@ -89,28 +93,30 @@ bool AssignDevicesPass::run(Graph& graph, const PassContext& context) const {
   refuseParamsBeyondRunMemory(graph, context);
   Placer placer(context);
   bool changed = false;
-  std::map<std::string, std::string> reasons;  // by layer, for --explain
+  std::unordered_map<std::string, std::string> reasons;  // by layer, for --explain
   if (context.placement == "auto") changed |= placeAutomatically(graph, context, reasons);
-  for (const Op* op : graph.ops()) {
-    if (op->kind == OpKind::Param || reasons.count(op->layerName())) continue;
-    std::string& reason = reasons[op->layerName()];
-    if (!op->device().placed())
-      reason = "the run's first device";
-    else if (context.placement != "pipeline")
-      reason = "constraint (the model places it)";
-    else if (op->kind == OpKind::Slice && op->device().isCpu())
-      reason = "a micro-batch of an input, cut on the host";
-    else
-      reason = "its pipeline stage";
-  }
+  // Only --explain reads the reasons: a map of every layer name is not free at 100,000 layers.
+  if (context.explain)
+    for (const Op* op : graph.ops()) {
+      if (op->kind == OpKind::Param || reasons.count(op->layerName())) continue;
+      std::string& reason = reasons[op->layerName()];
+      if (!op->device().placed())
+        reason = "the run's first device";
+      else if (context.placement != "pipeline")
+        reason = "constraint (the model places it)";
+      else if (op->kind == OpKind::Slice && op->device().isCpu())
+        reason = "a micro-batch of an input, cut on the host";
+      else
+        reason = "its pipeline stage";
+    }
   for (Value* input : graph.inputs())
-    changed |= setDevice(input, placer.resolve(input->type.device,
-                                               fmt::format("input '{}'", input->name), input->loc));
+    changed |=
+        setDevice(input, placer.resolve(input->type.device, "input", input->name, input->loc));
   // Layers first: an unannotated param follows its consumers, so they must be placed.
   for (Op* op : graph.ops()) {
     if (op->kind == OpKind::Param) continue;
-    std::string what = fmt::format("layer '{}'", op->layerName());
-    changed |= setDevice(op->result, placer.resolve(op->result->type.device, what, op->loc));
+    changed |= setDevice(
+        op->result, placer.resolve(op->result->type.device, "layer", op->layerName(), op->loc));
   }
   // Params: an annotated one stays where the model put it (insert-copies brings it to other
   // consumers); an unannotated one is placed with its first consumer and replicated once per
@@ -118,14 +124,24 @@ bool AssignDevicesPass::run(Graph& graph, const PassContext& context) const {
   std::vector<Op*> params;
   for (Op* op : graph.ops())
     if (op->kind == OpKind::Param) params.push_back(op);
+  // Replicas change no reader of another param, so one map serves them all (built only when
+  // some param is free: a graph of layers alone needs none).
+  bool anyFree = std::any_of(params.begin(), params.end(),
+                             [](const Op* param) { return !param->result->type.device.placed(); });
+  const auto usersByValue =
+      anyFree ? graph.usersByValue() : std::unordered_map<const Value*, std::vector<Op*>>{};
+  static const std::vector<Op*> kNoUsers;
   for (Op* param : params) {
-    std::string what = fmt::format("param '{}'", param->layerName());
+    const std::string& name = param->layerName();
     if (param->result->type.device.placed()) {
-      changed |=
-          setDevice(param->result, placer.resolve(param->result->type.device, what, param->loc));
+      changed |= setDevice(param->result,
+                           placer.resolve(param->result->type.device, "param", name, param->loc));
       continue;
     }
-    changed |= replicatePerConsumerDevice(graph, param, placer.resolve({}, what, param->loc));
+    auto users = usersByValue.find(param->result);
+    changed |= replicatePerConsumerDevice(graph, param,
+                                          users == usersByValue.end() ? kNoUsers : users->second,
+                                          placer.resolve({}, "param", name, param->loc));
   }
   if (placer.fellBackToHost())
     context.emitNote("this run has no GPU: what the model places on cuda runs on the host");

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <set>
+#include <unordered_map>
 
 #include <fmt/ranges.h>
 
@@ -22,7 +24,7 @@ class AutoPlacer {
       candidates_.push_back(Device::cpu());
     for (size_t i = 0; i < context.devices.size(); ++i)
       if (i < context.deviceMemoryBytes.size() && context.deviceMemoryBytes[i] > 0)
-        capacity_[context.devices[i].str()] = context.deviceMemoryBytes[i];
+        capacity_[key(context.devices[i])] = context.deviceMemoryBytes[i];
     const auto& ops = graph.ops();
     for (size_t i = 0; i < ops.size(); ++i)
       for (const Value* operand : ops[i]->operands) lastUse_[operand] = i;
@@ -33,7 +35,7 @@ class AutoPlacer {
     }
   }
 
-  bool run(std::map<std::string, std::string>& reasons) {
+  bool run(std::unordered_map<std::string, std::string>& reasons) {
     bool changed = false;
     const auto& ops = graph_.ops();
     for (size_t i = 0; i < ops.size(); ++i) {
@@ -43,15 +45,17 @@ class AutoPlacer {
         continue;
       }
       Device device;
+      std::string reason;  // only --explain shows it: formatting one per op is not free
       if (op->device().placed()) {
         device = op->device();
-        reasons[op->layerName()] = "constraint (the model places it)";
+        reason = "constraint (the model places it)";
       } else {
-        device = choose(*op, reasons[op->layerName()]);
+        device = choose(*op, context_.explain ? &reason : nullptr);
         op->result->type.device = device;
         changed = true;
       }
       commit(*op, device, i);
+      if (context_.explain) reasons[op->layerName()] = std::move(reason);
     }
     return changed;
   }
@@ -62,23 +66,23 @@ class AutoPlacer {
            !value->type.device.placed();
   }
 
-  int64_t& used(const Device& device) { return used_[device.str()]; }
+  int64_t& used(const Device& device) { return used_[key(device)]; }
   void charge(const Device& device, int64_t bytes) { used(device) += bytes; }
   void chargeParam(const Value* param, const Device& device) {
-    if (paramsOn_[device.str()].insert(param).second) charge(device, param->type.bytes());
+    if (paramsOn_[key(device)].insert(param).second) charge(device, param->type.bytes());
   }
 
   // Bytes placing `op` on `device` adds there: params not yet resident, and its result.
   int64_t addedBytes(const Op& op, const Device& device) {
     int64_t bytes = op.result->type.bytes();
     for (const Value* operand : op.operands)
-      if (isFreeParam(operand) && !paramsOn_[device.str()].count(operand))
+      if (isFreeParam(operand) && !paramsOn_[key(device)].count(operand))
         bytes += operand->type.bytes();
     return bytes;
   }
 
   int64_t freeBytes(const Device& device) {
-    auto it = capacity_.find(device.str());
+    auto it = capacity_.find(key(device));
     if (it == capacity_.end()) return std::numeric_limits<int64_t>::max();
     return it->second - used(device);
   }
@@ -95,7 +99,7 @@ class AutoPlacer {
             simCopySeconds(copyDirection(from, device), operand->type.bytes(), HostMemory::Pinned);
       ready = std::max(ready, arrival);
     }
-    return std::max(ready, busyUntil_[device.str()]) + simOpSeconds(op, device);
+    return std::max(ready, busyUntil_[key(device)]) + simOpSeconds(op, device);
   }
 
   const Device& placeOf(const Value* value) {
@@ -103,7 +107,7 @@ class AutoPlacer {
     return value->type.device.placed() ? value->type.device : host;
   }
 
-  Device choose(const Op& op, std::string& reason) {
+  Device choose(const Op& op, std::string* reason) {
     const Device* best = nullptr;
     const Device* roomiest = nullptr;
     double bestFinish = std::numeric_limits<double>::infinity(), secondFinish = bestFinish;
@@ -124,13 +128,15 @@ class AutoPlacer {
       }
     }
     if (!best) {
-      reason = fmt::format("memory: fits on no device; {} has the most free", roomiest->str());
+      if (reason)
+        *reason = fmt::format("memory: fits on no device; {} has the most free", roomiest->str());
       return *roomiest;
     }
-    reason = fmt::format("cost: finishes first there, at {:.1f} us", bestFinish * kMicro);
+    if (!reason) return *best;
+    *reason = fmt::format("cost: finishes first there, at {:.1f} us", bestFinish * kMicro);
     if (secondFinish < std::numeric_limits<double>::infinity())
-      reason += fmt::format(" (next best {:.1f} us)", secondFinish * kMicro);
-    if (!full.empty()) reason += fmt::format("; memory rules out {}", fmt::join(full, ", "));
+      *reason += fmt::format(" (next best {:.1f} us)", secondFinish * kMicro);
+    if (!full.empty()) *reason += fmt::format("; memory rules out {}", fmt::join(full, ", "));
     return *best;
   }
 
@@ -139,7 +145,7 @@ class AutoPlacer {
       if (isFreeParam(operand)) chargeParam(operand, device);
     charge(device, op.result->type.bytes());
     finish_[op.result] = finishOn(op, device);
-    busyUntil_[device.str()] = finish_[op.result];
+    busyUntil_[key(device)] = finish_[op.result];
     // Activations whose last reader this is are freed where they live.
     for (const Value* operand : op.operands) {
       bool activation = !operand->producer || operand->producer->kind != OpKind::Param;
@@ -151,17 +157,20 @@ class AutoPlacer {
   Graph& graph_;
   const PassContext& context_;
   std::vector<Device> candidates_;
-  std::map<std::string, int64_t> capacity_, used_;
-  std::map<std::string, double> busyUntil_;
-  std::map<std::string, std::set<const Value*>> paramsOn_;
-  std::map<const Value*, double> finish_;
-  std::map<const Value*, size_t> lastUse_;
+  // By device, keyed without building its name: these are read several times per op.
+  using DeviceKey = std::pair<Device::Kind, int>;
+  static DeviceKey key(const Device& device) { return {device.kind, device.index}; }
+  std::map<DeviceKey, int64_t> capacity_, used_;
+  std::map<DeviceKey, double> busyUntil_;
+  std::map<DeviceKey, std::set<const Value*>> paramsOn_;
+  std::unordered_map<const Value*, double> finish_;
+  std::unordered_map<const Value*, size_t> lastUse_;
 };
 
 }  // namespace
 
 bool placeAutomatically(Graph& graph, const PassContext& context,
-                        std::map<std::string, std::string>& reasons) {
+                        std::unordered_map<std::string, std::string>& reasons) {
   return AutoPlacer(graph, context).run(reasons);
 }
 

@@ -19,19 +19,20 @@
 //
 // Requires: every value typed; context.devices the run's devices.
 // Guarantees: every non-param op is placed; free params stay free (assign-devices replicates
-// them per consuming device); `reasons` gets one line per layer saying why.
+// them per consuming device); with --explain, `reasons` gets one line per layer saying why.
 #pragma once
 
-#include <map>
 #include <string>
+#include <unordered_map>
 
 #include "passes/pass.h"
 
 namespace gxc {
 
-// Places every unconstrained layer; returns whether anything moved. `reasons` (by layer
-// name) says for each layer: its constraint, or the cost or memory that decided.
+// Places every unconstrained layer; returns whether anything moved. With context.explain,
+// `reasons` (by layer name) says for each layer: its constraint, or the cost or memory that
+// decided; without, it stays empty (formatting a reason per layer is not free).
 bool placeAutomatically(Graph& graph, const PassContext& context,
-                        std::map<std::string, std::string>& reasons);
+                        std::unordered_map<std::string, std::string>& reasons);
 
 }  // namespace gxc

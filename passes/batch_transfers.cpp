@@ -250,16 +250,33 @@ bool stacksAlongDim0(const Batch& batch) {
   });
 }
 
+// What a round of writes needs to know of the graph as it was when the round began, taken in
+// one walk: asking the graph per copy (its readers, its producer's position) would walk it
+// once per copy. Writes within a round never change what it holds for the batches still to
+// write: a batch touches only its own copies' readers, and readsMovingCopy keeps the batches
+// whose sources another batch replaces for the next round.
+struct RoundView {
+  explicit RoundView(const Graph& graph) : readers(graph.usersByValue()) {
+    const std::vector<Op*>& ops = graph.ops();
+    for (size_t i = 0; i < ops.size(); ++i) position[ops[i]] = i;
+    for (size_t i = 0; i < graph.outputs().size(); ++i)
+      outputs[graph.outputs()[i].value].push_back(i);
+  }
+  std::unordered_map<const Value*, std::vector<Op*>> readers;
+  std::unordered_map<const Op*, size_t> position;
+  std::unordered_map<const Value*, std::vector<size_t>> outputs;  // indices into outputs()
+};
+
 class BatchWriter {
  public:
   explicit BatchWriter(Graph& graph) : graph_(graph) {}
 
-  void write(const Batch& batch) {
+  void write(const Batch& batch, const RoundView& round) {
     const Candidate& leader = batch.front();
     const Device from = sourceDevice(*leader.copy), to = leader.copy->device();
     const DType dtype = leader.copy->result->type.dtype;
     const bool stacked = stacksAlongDim0(batch);
-    Op* packAt = packPoint(batch);
+    Op* packAt = packPoint(batch, round);
     std::vector<Value*> pieces;
     int64_t length = 0;
     for (const Candidate& member : batch) {
@@ -285,7 +302,7 @@ class BatchWriter {
                           TensorType::of(dtype, packedShape, to), {}, leader.copy->loc);
     int64_t offset = 0;
     for (size_t i = 0; i < batch.size(); ++i) {
-      unpack(batch[i].copy, moved, offset, pieces[i]->type.shape[0], leader.consumer);
+      unpack(batch[i].copy, moved, offset, pieces[i]->type.shape[0], leader.consumer, round);
       offset += pieces[i]->type.shape[0];
     }
   }
@@ -299,16 +316,19 @@ class BatchWriter {
   }
 
   // Right after the last source is defined, past the params (resident: they order nothing).
-  Op* packPoint(const Batch& batch) const {
-    size_t at = 0;
+  // Ops that earlier batches of the round put after that source count as after it too, so
+  // the walk goes through the graph as it is now, from the source the round's view finds.
+  Op* packPoint(const Batch& batch, const RoundView& round) const {
+    const Op* last = nullptr;
     for (const Candidate& member : batch) {
       const Op* producer = member.copy->operands[0]->producer;
-      if (producer && producer->kind != OpKind::Param)
-        at = std::max(at, graph_.opIndex(producer) + 1);
+      if (producer && producer->kind != OpKind::Param &&
+          (!last || round.position.at(producer) > round.position.at(last)))
+        last = producer;
     }
-    const std::vector<Op*>& ops = graph_.ops();
-    while (at < ops.size() && ops[at]->kind == OpKind::Param) ++at;
-    return at < ops.size() ? ops[at] : nullptr;
+    Op* at = last ? graph_.nextOp(last) : (graph_.ops().empty() ? nullptr : graph_.ops().front());
+    while (at && at->kind == OpKind::Param) at = graph_.nextOp(at);
+    return at;
   }
 
   std::string nextBatchName() {
@@ -318,18 +338,20 @@ class BatchWriter {
 
   // Replaces `copy` by rows [offset, offset + length) of `moved`, reshaped back to its shape
   // if it was flattened; the result keeps the copy's name, so its readers see no change.
-  void unpack(Op* copy, Value* moved, int64_t offset, int64_t length, Op* before) {
+  void unpack(Op* copy, Value* moved, int64_t offset, int64_t length, Op* before,
+              const RoundView& round) {
     const std::string name = copy->result->name;
     const TensorType type = copy->result->type;
     const SourceLoc loc = copy->loc;
     // Its readers let go of it for a moment, so that it can be erased and its name reused.
     std::vector<std::pair<Op*, size_t>> readers;
-    for (Op* op : graph_.ops())
-      for (size_t i = 0; i < op->operands.size(); ++i)
-        if (op->operands[i] == copy->result) readers.emplace_back(op, i);
-    std::vector<size_t> outputs;
-    for (size_t i = 0; i < graph_.outputs().size(); ++i)
-      if (graph_.outputs()[i].value == copy->result) outputs.push_back(i);
+    if (auto it = round.readers.find(copy->result); it != round.readers.end())
+      for (Op* op : it->second)
+        for (size_t i = 0; i < op->operands.size(); ++i)
+          if (op->operands[i] == copy->result) readers.emplace_back(op, i);
+    static const std::vector<size_t> kNoOutputs;
+    auto found = round.outputs.find(copy->result);
+    const std::vector<size_t>& outputs = found == round.outputs.end() ? kNoOutputs : found->second;
     for (auto [op, i] : readers) op->operands[i] = moved;
     for (size_t i : outputs) graph_.setOutputValue(i, moved);
     graph_.eraseOp(copy);
@@ -384,7 +406,8 @@ bool BatchTransfersPass::run(Graph& graph, const PassContext&) const {
     // None when no batch forms, or (only with copies of copies going back and forth) when
     // every batch waits for another: what is left moves as it is.
     if (ready.empty()) return changed;
-    for (const Batch* batch : ready) writer.write(*batch);
+    RoundView round(graph);
+    for (const Batch* batch : ready) writer.write(*batch, round);
     changed = true;
   }
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 namespace gxc {
 namespace {
@@ -19,6 +20,7 @@ class CopyInserter {
   bool run() {
     std::vector<Op*> ops = graph_.ops();  // a snapshot: copies are inserted as we go
     for (Op* op : ops) {
+      forward(op);
       if (op->kind == OpKind::To)
         lowerTo(op);
       else if (op->kind == OpKind::Copy)  // an edge already: later consumers share it
@@ -59,12 +61,21 @@ class CopyInserter {
     }
   }
 
+  // Readers of a `to` that moved nothing read its source instead. Every reader comes after
+  // the `to`, so rewriting operands as the walk reaches them replaces all uses in one pass
+  // (replaceAllUsesWith per `to` would walk the graph once each).
+  void forward(Op* op) {
+    if (forwarded_.empty()) return;
+    for (Value*& operand : op->operands)
+      if (auto it = forwarded_.find(operand); it != forwarded_.end()) operand = it->second;
+  }
+
   // A `to` asked for its transfer: it becomes the copy itself, or nothing.
   void lowerTo(Op* op) {
     Value* source = op->operands[0];
     changed_ = true;
     if (source->type.device == op->device()) {
-      graph_.replaceAllUsesWith(op->result, source);
+      forwarded_[op->result] = source;
       graph_.eraseOp(op);
       return;
     }
@@ -76,6 +87,10 @@ class CopyInserter {
   void returnOutputsToHost() {
     for (size_t i = 0; i < graph_.outputs().size(); ++i) {
       Value* value = graph_.outputs()[i].value;
+      if (auto it = forwarded_.find(value); it != forwarded_.end()) {
+        value = it->second;
+        graph_.setOutputValue(i, value);
+      }
       if (value->type.device.isCpu()) continue;
       graph_.setOutputValue(i, copyOf(value, Device::cpu(), nullptr));
     }
@@ -84,6 +99,7 @@ class CopyInserter {
   Graph& graph_;
   const PassContext& context_;
   std::map<std::pair<const Value*, std::string>, Value*> copies_;
+  std::unordered_map<const Value*, Value*> forwarded_;  // erased `to` result -> its source
   bool changed_ = false;
 };
 

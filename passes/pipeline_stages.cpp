@@ -177,18 +177,27 @@ void checkMicrobatches(const Graph& graph, size_t microbatches, const PassContex
 // Phase 4. An op's rank is the latest micro-batch it depends on (its own piece, or any of its
 // operands'); sorting stably by rank keeps every operand first (an operand's rank is never
 // above its reader's, and within one rank the old order is kept) and puts mb0's work first.
-void microbatchMajorOrder(Graph& graph, const BatchSplitResult& split) {
-  std::unordered_map<const Op*, size_t> rank;
-  for (const Op* op : graph.ops()) {
+// Ranks are below M, so the stable sort is one bucket per rank, filled in program order.
+void microbatchMajorOrder(Graph& graph, const BatchSplitResult& split, size_t microbatches) {
+  std::unordered_map<const Value*, size_t> rankOfValue;  // results of ops ranked above 0
+  std::vector<std::vector<Op*>> buckets(microbatches);
+  for (Op* op : graph.ops()) {
     auto piece = split.pieceOf.find(op);
     size_t r = piece == split.pieceOf.end() ? 0 : piece->second;
     for (const Value* operand : op->operands)
-      if (operand->producer) r = std::max(r, rank.at(operand->producer));
-    rank[op] = r;
+      if (auto it = rankOfValue.find(operand); it != rankOfValue.end()) r = std::max(r, it->second);
+    GXC_CHECK(r < microbatches, "op '{}' of micro-batch {} of {}", op->layerName(), r,
+              microbatches);
+    if (r > 0) rankOfValue.emplace(op->result, r);
+    buckets[r].push_back(op);
   }
-  std::vector<Op*> order = graph.ops();
-  std::stable_sort(order.begin(), order.end(),
-                   [&](const Op* a, const Op* b) { return rank.at(a) < rank.at(b); });
+  if (buckets.size() <= 1 || std::all_of(buckets.begin() + 1, buckets.end(),
+                                         [](const auto& bucket) { return bucket.empty(); }))
+    return;  // already in order
+  std::vector<Op*> order;
+  order.reserve(graph.ops().size());
+  for (const std::vector<Op*>& bucket : buckets)
+    order.insert(order.end(), bucket.begin(), bucket.end());
   graph.reorderOps(std::move(order));
 }
 
@@ -251,7 +260,7 @@ bool PipelineStagesPass::run(Graph& graph, const PassContext& context) const {
       context.emitNote(
           "pipeline placement: no layer reads the batch (dim 0 of the inputs) row by row, so the "
           "model runs as one micro-batch");
-    microbatchMajorOrder(graph, split);
+    microbatchMajorOrder(graph, split, microbatches);
   } else if (stages >= 2) {
     explicitHandOffs(graph);
   }
