@@ -22,6 +22,7 @@
 
 #include <fmt/format.h>
 
+#include "codegen/kernel_groups.h"
 #include "ir/parser.h"
 #include "passes/batch_transfers.h"
 #include "passes/pass_manager.h"
@@ -82,6 +83,7 @@ bool isView(const Op& op) {
 // last nothing.
 double simulatedMs(const Graph& scheduled, bool viewsFree) {
   Schedule schedule = readSchedule(scheduled);
+  KernelSteps steps(scheduled);  // a fused kernel is one launch, timed at its root
   std::vector<double> clock(schedule.streams.size(), 0.0);
   std::map<int64_t, double> eventTime;
   double end = 0;
@@ -93,8 +95,8 @@ double simulatedMs(const Graph& scheduled, bool viewsFree) {
     if (op.kind == OpKind::Copy)
       seconds = simStagedCopySeconds(copyDirection(op.operands[0]->type.device, op.device()),
                                      op.result->type.bytes(), SimStagingBuffers::kDefaultBytes);
-    else if (!viewsFree || !isView(op))
-      seconds = simOpSeconds(op, op.device());
+    else if ((!viewsFree || !isView(op)) && steps.stepOf(&op).root() == &op)
+      seconds = simStepSeconds(steps.stepOf(&op), op.device());
     clock[scheduledOp.stream] = start + seconds;
     if (scheduledOp.record) eventTime[*scheduledOp.record] = start + seconds;
     end = std::max(end, start + seconds);

@@ -27,6 +27,7 @@
 
 #include <fmt/format.h>
 
+#include "codegen/kernel_groups.h"
 #include "frontend/model_loader.h"
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
@@ -89,6 +90,7 @@ struct Clock {
 // for are recorded, and lasts what the cost model says.
 Clock replay(const Graph& scheduled) {
   Schedule schedule = readSchedule(scheduled);
+  KernelSteps steps(scheduled);  // a fused kernel is one launch, timed at its root
   std::vector<double> streamClock(schedule.streams.size(), 0.0);
   std::map<int64_t, double> eventTime;
   Clock clock;
@@ -103,15 +105,15 @@ Clock replay(const Graph& scheduled) {
       hostToDevice = direction == CopyDirection::HostToDevice;
       seconds = simStagedCopySeconds(direction, op.result->type.bytes(),
                                      SimStagingBuffers::kDefaultBytes);
-    } else {
-      seconds = simOpSeconds(op, op.device());
+    } else if (steps.stepOf(&op).root() == &op) {
+      seconds = simStepSeconds(steps.stepOf(&op), op.device());
     }
     double end = start + seconds;
     streamClock[scheduledOp.stream] = end;
     if (scheduledOp.record) eventTime[*scheduledOp.record] = end;
     clock.totalMs = std::max(clock.totalMs, end * 1e3);
     if (hostToDevice) clock.scatterMs = std::max(clock.scatterMs, end * 1e3);
-    if (gemmFlops(op) > 0) {
+    if (steps.stepOf(&op).root() == &op && kernelFlops(steps.stepOf(&op)) > 0) {
       auto [span, first] = clock.gemms.try_emplace(op.device().index, start * 1e3, end * 1e3);
       span->second.second = end * 1e3;
       clock.gemmEndMs = std::max(clock.gemmEndMs, end * 1e3);

@@ -186,10 +186,11 @@ std::string elementwiseExpr(const Op& op, const std::vector<std::string>& operan
   return "";
 }
 
-std::string elementwiseTail(const std::vector<const Op*>& members, const Value* root,
-                            const KernelArgs& args,
-                            const std::map<const Value*, std::string>& given,
-                            const std::string& rootIndex, const std::string& indent) {
+ElementwiseCode elementwiseValue(const std::vector<const Op*>& members, const Value* root,
+                                 const KernelArgs& args,
+                                 const std::map<const Value*, std::string>& given,
+                                 const std::string& rootIndex, const std::string& indent,
+                                 const std::string& prefix) {
   const Shape& rootShape = root->type.shape;
   std::map<const Value*, std::string> names = given;
   std::string loads, compute;
@@ -204,25 +205,40 @@ std::string elementwiseTail(const std::vector<const Op*>& members, const Value* 
         int arg = args.indexOf(operand);
         std::string index = rootIndex;
         if (operand->type.shape != rootShape) {
-          index = broadcastIndex(operand->type.shape, rootShape, "c");
+          index = broadcastIndex(operand->type.shape, rootShape, prefix + "c");
           needsCoords = true;
         }
-        std::string name = fmt::format("x{}", arg);
+        std::string name = fmt::format("{}x{}", prefix, arg);
         loads += fmt::format("{}const float {} = {};\n", indent, name,
                              loadFloat(operand->type.dtype, fmt::format("in{}", arg), index));
         names[operand] = name;
       }
       operands.push_back(names.at(operand));
     }
-    std::string name = fmt::format("t{}", names.size());
+    std::string name = fmt::format("{}t{}", prefix, names.size());
     compute +=
         fmt::format("{}const float {} = {};\n", indent, name, elementwiseExpr(*op, operands));
     names[op->result] = name;
   }
-  std::string coords = needsCoords ? unravel(rootIndex, rootShape, "c", indent, loads) : "";
-  GXC_CHECK(names.count(root), "the root '{}' of a kernel is never computed", root->name);
-  return coords + loads + compute + indent +
-         storeFloat(root->type.dtype, "out", rootIndex, names.at(root)) + "\n";
+  if (!names.count(root)) {  // no member computes it: an input, read at the index
+    GXC_CHECK(members.empty(), "the root '{}' of a kernel is never computed", root->name);
+    int arg = args.indexOf(root);
+    return {"", loadFloat(root->type.dtype, fmt::format("in{}", arg), rootIndex)};
+  }
+  std::string coords =
+      needsCoords ? unravel(rootIndex, rootShape, prefix + "c", indent, loads) : "";
+  return {coords + loads + compute, names.at(root)};
+}
+
+std::string elementwiseTail(const std::vector<const Op*>& members, const Value* root,
+                            const KernelArgs& args,
+                            const std::map<const Value*, std::string>& given,
+                            const std::string& rootIndex, const std::string& indent) {
+  GXC_CHECK(!members.empty() || given.count(root), "the root '{}' of a kernel is never computed",
+            root->name);
+  ElementwiseCode code = elementwiseValue(members, root, args, given, rootIndex, indent, "");
+  return code.statements + indent + storeFloat(root->type.dtype, "out", rootIndex, code.value) +
+         "\n";
 }
 
 std::string gridStrideLoop(const std::string& index, int64_t count, const std::string& indent) {

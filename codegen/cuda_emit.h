@@ -2,9 +2,9 @@
 // of dtypes, literals, index arithmetic with baked shapes, the elementwise expression of an
 // op, the kernel's argument pointers) and the families themselves, one file each:
 // cuda_source_elementwise.cpp (elementwise chains, GEMM epilogues), cuda_source_rows.cpp
-// (reductions, softmax, layer_norm, each with its elementwise tail), cuda_source_movement.cpp
-// (transpose, slice, concat, embedding) and cuda_source_loss.cpp (mse_loss, cross_entropy).
-// Only cuda_source.cpp calls the families.
+// (reductions, softmax, layer_norm, each with its elementwise prologue and tail),
+// cuda_source_movement.cpp (transpose, slice, concat, embedding) and cuda_source_loss.cpp
+// (mse_loss, cross_entropy). Only cuda_source.cpp calls the families.
 #pragma once
 
 #include <cstdint>
@@ -65,6 +65,22 @@ std::string broadcastIndex(const Shape& shape, const Shape& outShape, const std:
 // The f32 expression of elementwise `op` applied to `operands` (one or two expressions).
 std::string elementwiseExpr(const Op& op, const std::vector<std::string>& operands);
 
+// Statements that compute the elementwise `members` at the element `rootIndex` of `root`
+// (of a shape every member broadcasts into), and the f32 expression of root's value there.
+// Values in `given` are known expressions (an anchor's value); other values read from outside
+// are loaded from their argument, broadcast. `prefix` starts every name the statements
+// declare, so that two evaluations at different indices can share a scope. With no members,
+// `root` is given or an input, loaded at the index.
+struct ElementwiseCode {
+  std::string statements;
+  std::string value;
+};
+ElementwiseCode elementwiseValue(const std::vector<const Op*>& members, const Value* root,
+                                 const KernelArgs& args,
+                                 const std::map<const Value*, std::string>& given,
+                                 const std::string& rootIndex, const std::string& indent,
+                                 const std::string& prefix);
+
 // Statements that compute the elementwise `members` at the element `rootIndex` of the last
 // member's result and store it to `out`. Values in `given` are known expressions (an anchor's
 // value); other values read from outside are loaded from their argument, broadcast. With no
@@ -82,7 +98,8 @@ LaunchShape gpuRowLaunch(int64_t rows, int64_t rowLength);
 // The families.
 KernelBody elementwiseKernel(const KernelStep& step, const KernelArgs& args);
 KernelBody epilogueKernel(const KernelStep& step, const KernelArgs& args);
-KernelBody rowKernel(const KernelStep& step, const KernelArgs& args);
+// `anchor` is the step's one row op; its other members are elementwise.
+KernelBody rowKernel(const KernelStep& step, const Op& anchor, const KernelArgs& args);
 KernelBody movementKernel(const Op& op, const KernelArgs& args);
 KernelBody lossKernel(const Op& op, const KernelArgs& args);
 

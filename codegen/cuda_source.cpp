@@ -40,16 +40,29 @@ uint64_t fnv1a(std::string_view bytes) {
   return hash;
 }
 
-// The ops after the first must be elementwise in every fused kernel (the representation the
-// fuse pass writes); the first decides the family.
+// A fused kernel (the representation the fuse pass writes, ir/fused_kernel.h) is a GEMM
+// with its elementwise epilogue, one row anchor with elementwise members around it, or
+// elementwise members only; the anchor, else the first member, decides the family.
 KernelBody generate(const KernelStep& step, const KernelArgs& args) {
   const Op& first = *step.first();
-  for (size_t i = 1; i < step.ops.size(); ++i)
-    GXC_CHECK(isElementwise(step.ops[i]->kind), "kernel {}: member '{}' ({}) is not elementwise",
-              step.kernelAttr, step.ops[i]->layerName(), opName(step.ops[i]->kind));
+  const Op* anchor = nullptr;
+  for (const Op* op : step.ops) {
+    if (step.kind == StepKind::Gemm && op == &first) continue;
+    if (step.ops.size() > 1 && isRowAnchor(op->kind)) {
+      GXC_CHECK(!anchor && step.kind != StepKind::Gemm,
+                "kernel {}: member '{}' ({}) is a second anchor", step.kernelAttr, op->layerName(),
+                opName(op->kind));
+      anchor = op;
+      continue;
+    }
+    GXC_CHECK(step.ops.size() == 1 || isElementwise(op->kind),
+              "kernel {}: member '{}' ({}) is neither elementwise nor its anchor", step.kernelAttr,
+              op->layerName(), opName(op->kind));
+  }
   if (step.kind == StepKind::Gemm) return cuda::epilogueKernel(step, args);
+  if (anchor) return cuda::rowKernel(step, *anchor, args);
   if (isElementwise(first.kind)) return cuda::elementwiseKernel(step, args);
-  if (isRowAnchor(first.kind)) return cuda::rowKernel(step, args);
+  if (isRowAnchor(first.kind)) return cuda::rowKernel(step, first, args);
   GXC_CHECK(step.ops.size() == 1, "kernel {}: {} cannot be fused", step.kernelAttr,
             opName(first.kind));
   if (isMovement(first.kind)) return cuda::movementKernel(first, args);
@@ -106,7 +119,13 @@ CudaSource generateCudaSource(const Graph& graph) {
     if (fresh) definitions.push_back({name, body.body, {}, body.gpu, body.host});
     Definition& definition = definitions[it->second];
     GXC_CHECK(definition.body == body.body, "two kernels hash to the name {}", name);
-    definition.layers.push_back(step.root()->layerName());
+    // A fused kernel shows what it computes: "attn (fused k0: scaled, attn)".
+    std::vector<std::string> members;
+    for (const Op* op : step.ops) members.push_back(op->layerName());
+    definition.layers.push_back(step.ops.size() == 1
+                                    ? step.root()->layerName()
+                                    : fmt::format("{} (fused {}: {})", step.root()->layerName(),
+                                                  step.kernelAttr, fmt::join(members, ", ")));
     source.kernels.push_back(
         {name, step.ops, args.output, args.inputs, epilogue, body.gpu, body.host});
   }

@@ -4,10 +4,10 @@
 // What it does: every step of the graph (codegen/kernel_groups.h) that is not a GEMM, a copy,
 // a param or a view gets one generated kernel: a lone op (every elementwise op, softmax,
 // log_softmax, layer_norm, sum/mean/max, transpose, concat, slice off axis 0, embedding,
-// mse_loss, cross_entropy) or a whole fused kernel (elementwise ops; one anchor with its
-// elementwise tail). A GEMM with a fused epilogue (bias, relu, gelu) gets its epilogue as a
-// generated elementwise kernel, which the host applies after its BLAS GEMM (GPUs let
-// cuBLASLt apply it instead).
+// mse_loss, cross_entropy) or a whole fused kernel (elementwise ops; one anchor with the
+// elementwise prologue that computes its input and the tail that reads its result). A GEMM
+// with a fused epilogue (bias, relu, gelu) gets its epilogue as a generated elementwise
+// kernel, which the host applies after its BLAS GEMM (GPUs let cuBLASLt apply it instead).
 // Requires: a verified graph with every value typed.
 // Guarantees: one translation unit beginning with #include "gxc_kernel.h" and including
 // nothing else; shapes, strides and constants baked into each kernel; identical kernels (data

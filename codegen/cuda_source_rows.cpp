@@ -1,15 +1,25 @@
 // Row kernels: an anchor that folds many elements into each of its results (sum, mean, max
-// over any axes; softmax and log_softmax along an axis; layer_norm over the last dim), then
-// the elementwise tail fused after it. One block per row (grid-stride over rows): the block's
-// threads share the row's work and meet in gxc_block_sum / gxc_block_max, so the same body
-// runs one thread per block on the host.
+// over any axes; softmax and log_softmax along an axis; layer_norm over the last dim), with
+// the elementwise members fused around it. One block per row (grid-stride over rows): the
+// block's threads share the row's work and meet in gxc_block_sum / gxc_block_max, so the same
+// body runs one thread per block on the host.
 //
 // A row of a reduction is one result element and the elements folded into it; a row of the
-// normalizations is one vector along the axis. The tail is computed at every element of the
-// root's result that reads the row: the root may be larger than the anchor's result (a mean
-// with keepdim subtracted from the tensor it came from), so each anchor element stands for a
-// "fiber" of root elements, those that broadcasting pairs with it.
+// normalizations is one vector along the axis. The members split in two (ir/fused_kernel.h):
+//   - the *prologue*, the members that compute the anchor's first operand x. x never exists
+//     in memory: wherever the anchor reads x[at] (two or three passes over the row for softmax
+//     and layer_norm), the prologue is evaluated at `at` instead, from the kernel's inputs,
+//     broadcast. Recomputing elementwise ops costs arithmetic, never memory traffic (XLA's
+//     producer duplication into a reduction makes the same trade).
+//   - the rest, the *tail* (what reads the anchor's result, and the branches that join it),
+//     computed at every element of the root's result that reads the row: the root may be
+//     larger than the anchor's result (a mean with keepdim subtracted from the tensor it came
+//     from), so each anchor element stands for a "fiber" of root elements, those that
+//     broadcasting pairs with it. A prologue member the tail also reads is recomputed there,
+//     at the root's index.
 #include <fmt/format.h>
+
+#include <set>
 
 #include "codegen/cuda_emit.h"
 #include "ir/diagnostic.h"
@@ -76,14 +86,34 @@ RowLayout axisLayout(const Op& op, int64_t axis) {
   return layout;
 }
 
-// A loop of the block's threads over the row's elements.
-std::string rowLoop(const RowLayout& layout, const std::string& statement) {
+// How the anchor reads x at the flat index `at`: `statements` (the prologue at `at`; none
+// without one), then `value`, an f32 expression.
+using InputRead = ElementwiseCode;
+
+// A loop of the block's threads over the row's elements, reading x at each.
+std::string rowLoop(const RowLayout& layout, const InputRead& x, const std::string& statement) {
   return fmt::format(
       "    for (gxc_i64 k = threadIdx.x; k < {}; k += blockDim.x) {{\n"
       "      const gxc_i64 at = {};\n"
+      "{}"
       "      {}\n"
       "    }}\n",
-      intLiteral(layout.length), layout.elementIndex, statement);
+      intLiteral(layout.length), layout.elementIndex, x.statements, statement);
+}
+
+// The members of `step` that `value` is computed from without passing through `stop`, in
+// program order (`stop`'s result, when `value` reads it, is given to whoever evaluates them).
+std::vector<const Op*> membersFeeding(const KernelStep& step, const Value* value,
+                                      const Value* stop) {
+  std::set<const Value*> needed = {value};
+  std::vector<const Op*> found;
+  for (auto it = step.ops.rbegin(); it != step.ops.rend(); ++it) {
+    const Op* op = *it;
+    if (op->result == stop || !needed.count(op->result)) continue;
+    found.push_back(op);
+    needed.insert(op->operands.begin(), op->operands.end());
+  }
+  return {found.rbegin(), found.rend()};
 }
 
 // Statements setting `ri` to the flat index in the root's result of element `fiber` of the
@@ -112,13 +142,19 @@ std::string rootIndexOf(const Shape& anchor, const Shape& root, const std::strin
 
 }  // namespace
 
-KernelBody rowKernel(const KernelStep& step, const KernelArgs& args) {
-  const Op& anchor = *step.first();
-  std::vector<const Op*> tail(step.ops.begin() + 1, step.ops.end());
+KernelBody rowKernel(const KernelStep& step, const Op& anchor, const KernelArgs& args) {
   const Value* root = step.root()->result;
   const Value* x = anchor.operands[0];
-  std::string in = fmt::format("in{}", args.indexOf(x));
-  std::string load = loadFloat(x->type.dtype, in, "at");
+  std::vector<const Op*> tail = membersFeeding(step, root, anchor.result);
+  std::vector<const Op*> prologue = membersFeeding(step, x, nullptr);
+  std::set<const Op*> placed(tail.begin(), tail.end());
+  placed.insert(prologue.begin(), prologue.end());
+  placed.insert(&anchor);
+  GXC_CHECK(placed.size() == step.ops.size(),
+            "kernel {}: a member is in neither the prologue nor the tail of '{}'", step.kernelAttr,
+            anchor.layerName());
+  const InputRead read = elementwiseValue(prologue, x, args, {}, "at", "      ", "p");
+  const std::string& load = read.value;
   int64_t fiber = root->type.numel() / anchor.result->type.numel();
   std::string stats, anchorValue, tailLoop;
   RowLayout layout;
@@ -128,14 +164,15 @@ KernelBody rowKernel(const KernelStep& step, const KernelArgs& args) {
     case OpKind::Sum:
     case OpKind::Mean:
       layout = reductionLayout(anchor);
-      stats = "    double acc = 0.0;\n" + rowLoop(layout, "acc += (double)" + load + ";") +
+      stats = "    double acc = 0.0;\n" + rowLoop(layout, read, "acc += (double)" + load + ";") +
               "    acc = gxc_block_sum(acc);\n";
       anchorValue = anchor.kind == OpKind::Sum ? "(float)acc"
                                                : fmt::format("(float)(acc / {}.0)", layout.length);
       break;
     case OpKind::Max:
       layout = reductionLayout(anchor);
-      stats = "    float m = gxc_neg_inf();\n" + rowLoop(layout, "m = gxc_max(m, " + load + ");") +
+      stats = "    float m = gxc_neg_inf();\n" +
+              rowLoop(layout, read, "m = gxc_max(m, " + load + ");") +
               "    m = gxc_block_max(m);\n";
       anchorValue = "m";
       break;
@@ -144,9 +181,10 @@ KernelBody rowKernel(const KernelStep& step, const KernelArgs& args) {
       int64_t axis = *normalizeAxis(anchor.attrs.getInt("axis", -1), x->type.rank());
       layout = axisLayout(anchor, axis);
       // The max is subtracted so that exp cannot overflow; the result is the same.
-      stats = "    float m = gxc_neg_inf();\n" + rowLoop(layout, "m = gxc_max(m, " + load + ");") +
+      stats = "    float m = gxc_neg_inf();\n" +
+              rowLoop(layout, read, "m = gxc_max(m, " + load + ");") +
               "    m = gxc_block_max(m);\n    double s = 0.0;\n" +
-              rowLoop(layout, "s += (double)expf(" + load + " - m);") +
+              rowLoop(layout, read, "s += (double)expf(" + load + " - m);") +
               "    s = gxc_block_sum(s);\n";
       anchorValue = anchor.kind == OpKind::Softmax ? "(expf(xk - m) / (float)s)"
                                                    : "((xk - m) - (float)log(s))";
@@ -157,10 +195,10 @@ KernelBody rowKernel(const KernelStep& step, const KernelArgs& args) {
       layout = axisLayout(anchor, x->type.rank() - 1);
       double eps = anchor.attrs.getFloat("eps", 1e-5);
       stats =
-          "    double s = 0.0;\n" + rowLoop(layout, "s += (double)" + load + ";") +
+          "    double s = 0.0;\n" + rowLoop(layout, read, "s += (double)" + load + ";") +
           fmt::format("    const double mean = gxc_block_sum(s) / {}.0;\n", layout.length) +
           "    double q = 0.0;\n" +
-          rowLoop(layout, "const double d = (double)" + load + " - mean; q += d * d;") +
+          rowLoop(layout, read, "const double d = (double)" + load + " - mean; q += d * d;") +
           fmt::format("    const double inv_std = 1.0 / sqrt(gxc_block_sum(q) / {}.0 + {:a});\n",
                       layout.length, eps);
       // Biased variance, as PyTorch normalizes; weight and bias are indexed by k.
@@ -193,10 +231,11 @@ KernelBody rowKernel(const KernelStep& step, const KernelArgs& args) {
         "    for (gxc_i64 t = threadIdx.x; t < {}; t += blockDim.x) {{\n"
         "      const gxc_i64 k = t % {};\n"
         "      const gxc_i64 at = {};\n"
+        "{}"
         "      const float xk = {};\n"
         "      const float av = {};\n",
-        intLiteral(layout.length * fiber), intLiteral(layout.length), layout.elementIndex, load,
-        anchorValue);
+        intLiteral(layout.length * fiber), intLiteral(layout.length), layout.elementIndex,
+        read.statements, load, anchorValue);
     tailLoop += rootIndexOf(anchorShape, root->type.shape, "at",
                             fmt::format("t / {}", intLiteral(layout.length)), "      ");
   } else {

@@ -64,7 +64,13 @@ class KernelChecker {
                 "be one",
                 name_);
       auto it = users_.find(op.result);
-      if (it == users_.end()) continue;
+      if (it == users_.end()) {
+        problem(op,
+                "no later member of kernel '{}' reads its result; every member but the last "
+                "must feed one",
+                name_);
+        continue;
+      }
       for (const Op* user : it->second)
         if (!memberSet_.count(user)) {
           problem(op,
@@ -91,21 +97,6 @@ class KernelChecker {
       if (isMember(anchor->operands[i]))
         problem(*anchor, "only its first operand may be computed in kernel '{}', not %{}", name_,
                 anchor->operands[i]->name);
-    // The tail: every member that reads the anchor's result, directly or not.
-    std::set<const Value*> tail = {anchor->result};
-    for (const Op* op : members_) {
-      if (op == anchor) continue;
-      bool readsAnchor = std::any_of(op->operands.begin(), op->operands.end(),
-                                     [&](const Value* v) { return tail.count(v) != 0; });
-      if (!readsAnchor) continue;
-      tail.insert(op->result);
-      const TensorType& type = op->result->type;
-      const TensorType& anchorType = anchor->result->type;
-      if (type.known && anchorType.known && type.shape != anchorType.shape)
-        problem(*op, "the tail of kernel '{}' must keep the shape {} of its anchor %{}, not {}",
-                name_, shapeString(anchorType.shape), anchor->result->name,
-                shapeString(type.shape));
-    }
   }
 
   void checkGemm() {

@@ -6,15 +6,20 @@
 // verifier checks (kernelProblems) and codegen relies on:
 //   - the members of one kernel are contiguous in the op list and on one device;
 //   - one escaping result: only the last member's (the *root*'s) result may be read by ops
-//     outside the kernel or be a graph output; every other member's result is read only by
-//     later members of the same kernel, so it is never materialized in memory;
+//     outside the kernel or be a graph output; every other member's result is read by later
+//     members of the same kernel, and only by them, so it is never materialized in memory and
+//     every member contributes to the root;
 //   - every member has a role (kernelRole) with a floating-point result: *elementwise* (add
 //     sub mul div, with a tensor or `scalar` operand and NumPy broadcasting; relu sigmoid
 //     tanh exp log neg sqrt gelu), *anchor* (sum mean max softmax log_softmax layer_norm) or
 //     *GEMM* (matmul of 2-D operands, transposed or not; linear);
-//   - at most one anchor. Only its first operand may be computed in the kernel (by the
-//     *prologue*); every member that reads its result, directly or through other members
-//     (the *tail*), has the anchor's result shape, so the tail runs once per anchor output;
+//   - at most one anchor. Only its first operand may be computed in the kernel, by the
+//     *prologue*: the members it is computed from, which the anchor evaluates wherever it
+//     reads its input. The other members, the *tail*, are computed at each element of the
+//     root; the root may be larger than the anchor's result, which then broadcasts into it
+//     (`x - mean(x, keepdim)`): each anchor element is read by the root elements broadcasting
+//     pairs with it, in the block that computed it. A member may be in both: the tail
+//     recomputes it at the root's index;
 //   - a GEMM may only be the first member, and only cuBLASLt's epilogues may follow it: an
 //     `add` of a 1-D bias broadcast over the last dim (matmul only: linear has its own bias),
 //     then `relu` or `gelu` with approximate = "tanh", each reading the member before it.

@@ -25,18 +25,24 @@
 //      - elementwise trees, with broadcasting: each output element evaluates the tree at the
 //        index each operand broadcasts from. Recomputing a small operand's member per output
 //        element costs arithmetic, never traffic.
-//      - at most one anchor, with a prologue on its first operand and a tail of its result
-//        shape. A prologue is worth it even though softmax reads its input two or three times
-//        (max, sum of exponentials, output): recomputing a cheap op per read costs no memory,
+//      - at most one anchor, with a prologue on its first operand and a tail after it. A
+//        prologue is worth it even though softmax reads its input two or three times (max,
+//        sum of exponentials, output): recomputing a cheap op per read costs no memory,
 //        materializing it costs a write and a read of the whole tensor. The transformer's
-//        `scores * (1/sqrt(dh))` before its softmax is the case. The tail runs once per
-//        anchor output, in the thread that holds it after the row's reduction; a tail that
-//        broadcast the result back over the row would need the row again (what softmax and
-//        layer_norm do inside), so it ends the kernel instead. Two anchors never share a
-//        kernel: each has its own reduction pattern and launch shape. mse_loss and
-//        cross_entropy, reductions of two operands with modes of their own, are not anchors
-//        yet; reshape (a view), transpose, concat, slice, embedding and copies move data
-//        rather than compute on it, and are never members.
+//        `scores * (1/sqrt(dh))` before its softmax is the case. The tail runs in the block
+//        that reduced the row, at every root element the row's results broadcast to, so it
+//        may broadcast a reduction back over its rows (`x - mean(x, keepdim)`, the steps of a
+//        layer norm written by hand): that saves the reduced tensor's write and read and a
+//        launch, and the block reads its row again, as softmax and layer_norm do inside. The
+//        codegen can go further (ir/fused_kernel.h allows any root), but a root larger than
+//        the anchor's input would give each block more tail than row, to run on as few
+//        blocks as the anchor has rows: rule 3 stops the tail at the anchor's input size (the
+//        root has no more elements than the anchor reads; for softmax, log_softmax and
+//        layer_norm, the anchor's own shape). Two anchors never share a kernel: each has its
+//        own reduction pattern and launch shape. mse_loss and cross_entropy, reductions of
+//        two operands with modes of their own, are not anchors yet; reshape (a view),
+//        transpose, concat, slice, embedding and copies move data rather than compute on it,
+//        and are never members.
 //      - a GEMM only first, followed only by cuBLASLt's epilogues: CUBLASLT_EPILOGUE_BIAS
 //        (an `add` of a 1-D bias over the last dim: the vector broadcast along the rows of
 //        the row-major result), RELU, GELU and RELU_BIAS, GELU_BIAS (the bias first). The
@@ -168,7 +174,7 @@ class Grouper {
       return bias || activation;
     }
     if (from.anchor)
-      return !into.anchor && root.result->type.shape == from.anchor->result->type.shape;
+      return !into.anchor && root.result->type.numel() <= from.anchor->operands[0]->type.numel();
     return true;  // an elementwise tree: a branch of the prologue, the tail or a map
   }
 

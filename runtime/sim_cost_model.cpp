@@ -71,6 +71,22 @@ int64_t opTrafficBytes(const Op& op) {
   return bytes;
 }
 
+namespace {
+
+// One kernel of `flops` (a GEMM's) or else `bytes` of memory traffic on `device`.
+double kernelSeconds(double flops, int64_t bytes, const Device& device, const SimCostTable& costs) {
+  bool gpu = device.isCuda();
+  double seconds;
+  if (flops > 0)
+    seconds = flops / (gpu ? costs.gemmFlopsPerSecond : costs.hostGemmFlopsPerSecond);
+  else
+    seconds = static_cast<double>(bytes) /
+              (gpu ? costs.memoryBytesPerSecond : costs.hostMemoryBytesPerSecond);
+  return seconds + (gpu ? costs.kernelLaunchSeconds : 0.0);
+}
+
+}  // namespace
+
 double simOpSeconds(const Op& op, const Device& device, const SimCostTable& costs) {
   GXC_CHECK(op.kind != OpKind::Param && op.kind != OpKind::Copy,
             "layer '{}': simOpSeconds of a {} op", op.layerName(), opName(op.kind));
@@ -79,15 +95,24 @@ double simOpSeconds(const Op& op, const Device& device, const SimCostTable& cost
   // them as copies, which is only how sim keeps its data.
   if (op.kind == OpKind::Reshape) return 0;
   if (op.kind == OpKind::Slice && op.attrs.getInt("axis", 0) == 0) return 0;
-  bool gpu = device.isCuda();
-  double flops = gemmFlops(op);
-  double seconds;
-  if (flops > 0)
-    seconds = flops / (gpu ? costs.gemmFlopsPerSecond : costs.hostGemmFlopsPerSecond);
-  else
-    seconds = static_cast<double>(opTrafficBytes(op)) /
-              (gpu ? costs.memoryBytesPerSecond : costs.hostMemoryBytesPerSecond);
-  return seconds + (gpu ? costs.kernelLaunchSeconds : 0.0);
+  return kernelSeconds(gemmFlops(op), opTrafficBytes(op), device, costs);
+}
+
+double kernelFlops(const KernelStep& step) {
+  double flops = 0;
+  for (const Op* op : step.ops) flops += gemmFlops(*op);
+  return flops;
+}
+
+int64_t kernelTrafficBytes(const KernelStep& step) {
+  int64_t bytes = step.root()->result->type.bytes();
+  for (const Value* input : step.inputs) bytes += input->type.bytes();
+  return bytes;
+}
+
+double simStepSeconds(const KernelStep& step, const Device& device, const SimCostTable& costs) {
+  if (step.ops.size() == 1) return simOpSeconds(*step.root(), device, costs);
+  return kernelSeconds(kernelFlops(step), kernelTrafficBytes(step), device, costs);
 }
 
 double simCopySeconds(CopyDirection direction, int64_t bytes, HostMemory hostMemory,

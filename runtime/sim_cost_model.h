@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "codegen/kernel_groups.h"
 #include "ir/graph.h"
 
 namespace gxc {
@@ -48,6 +49,17 @@ int64_t opTrafficBytes(const Op& op);
 // else at the memory rate, plus one kernel launch on a GPU; views (a reshape, a slice of whole
 // rows) take none.
 double simOpSeconds(const Op& op, const Device& device, const SimCostTable& costs = h100SxmCosts());
+
+// A fused kernel (codegen/kernel_groups.h: a step of two ops or more) is ONE kernel: its
+// flops are its members' summed (a GEMM's; its epilogue is cuBLASLt's, free), its traffic the
+// values it reads from outside, each once, plus its result: its inner values stay in
+// registers and never touch memory.
+double kernelFlops(const KernelStep& step);
+int64_t kernelTrafficBytes(const KernelStep& step);
+// Seconds `step` (not a copy, not a param) takes on `device`: a lone op as simOpSeconds says;
+// a fused kernel as one op of kernelFlops and kernelTrafficBytes, with one launch on a GPU.
+double simStepSeconds(const KernelStep& step, const Device& device,
+                      const SimCostTable& costs = h100SxmCosts());
 
 // Seconds one copy of `bytes` takes: the fixed latency plus bytes over the bandwidth of its
 // direction (host memory pinned or pageable matters only when the host is one side).

@@ -153,8 +153,9 @@ std::shared_ptr<const SimExecutor::Buffer> SimExecutor::bufferOf(const RunState&
   return live->second.data;
 }
 
-double SimExecutor::simulatedSeconds(const Op& op) const {
-  if (op.kind != OpKind::Copy) return simOpSeconds(op, op.device(), config_.costs);
+double SimExecutor::simulatedSeconds(const KernelStep& step) const {
+  const Op& op = *step.root();
+  if (op.kind != OpKind::Copy) return simStepSeconds(step, op.device(), config_.costs);
   CopyDirection direction = copyDirection(op.operands[0]->type.device, op.device());
   int64_t bytes = op.result->type.bytes();
   return simStagedCopySeconds(direction, bytes, config_.stagingBytes, config_.costs);
@@ -163,22 +164,30 @@ double SimExecutor::simulatedSeconds(const Op& op) const {
 void SimExecutor::issue(RunState& state, size_t index) {
   const ScheduledOp& scheduled = schedule_.ops[index];
   const Op& op = *scheduled.op;
+  const KernelStep& step = generated_->steps().stepOf(&op);
   // Memory first, as a CUDA framework allocates before it launches: if the result does not
   // fit, nothing of this op is issued and the error names it. A fused kernel's internal
   // values have no memory.
-  if (generated_->steps().stepOfRoot(&op)) {
+  if (step.root() == &op) {
     CachingAllocator& allocator = allocatorFor(op.device());
     CachingAllocator::Block block = allocator.allocate(
         op.result->type.bytes(), fmt::format("layer '{}'", op.layerName()), op.loc);
     state.live[op.result] = {std::make_shared<Buffer>(), &allocator, block};
   }
 
+  // A fused kernel is one launch, timed and drawn when its root is issued: its earlier
+  // members only hold the stream for the events they wait for (assign-streams gives a
+  // kernel's waits to its first member), which the kernel's span then shows.
   double start = state.streamClock[scheduled.stream];
   for (int64_t event : scheduled.waits) start = std::max(start, state.eventTime.at(event));
-  double seconds = simulatedSeconds(op);
+  state.kernelWaits.insert(state.kernelWaits.end(), scheduled.waits.begin(), scheduled.waits.end());
+  double seconds = step.root() == &op ? simulatedSeconds(step) : 0.0;
   state.streamClock[scheduled.stream] = start + seconds;
   if (scheduled.record) state.eventTime[*scheduled.record] = start + seconds;
-  state.account(schedule_, index, start, seconds);
+  if (step.root() == &op) {
+    state.account(schedule_, index, start, seconds, step);
+    state.kernelWaits.clear();
+  }
 
   enqueue(state, index);
   if (config_.launchBlocking) {
@@ -188,9 +197,9 @@ void SimExecutor::issue(RunState& state, size_t index) {
       std::rethrow_exception(describeFailure(failure.opIndex, failure.original, true));
     }
   }
-  const KernelStep* step = generated_->steps().stepOfRoot(&op);
   std::vector<const Value*> reads =
-      step ? step->inputs : std::vector<const Value*>(op.operands.begin(), op.operands.end());
+      step.root() == &op ? step.inputs
+                         : std::vector<const Value*>(op.operands.begin(), op.operands.end());
   for (const Value* operand : reads) freeIfDead(state, operand, index);
   freeIfDead(state, op.result, index);
 }

@@ -5,10 +5,12 @@
 // streams running concurrently. The arithmetic is real (the graph's generated kernels and
 // OpenBLAS GEMMs, runtime/host_generated_kernels.h, built when the executor is made; copies
 // really copy, host<->device ones through pinned staging buffers), so the results can be
-// checked against the host. A fused kernel runs at its root; its other members keep their
-// place on the stream and the clock but compute and allocate nothing. Time is simulated: every
-// stream has a clock; an op starts when its stream is free and the events it waits for have
-// completed, and lasts what the H100 cost model says. The clock is computed in issue order on the
+// checked against the host. A fused kernel runs at its root; its other members compute and
+// allocate nothing, and take no time (they only make the stream wait for their events). Time
+// is simulated: every stream has a clock; an op starts when its stream is free and the events
+// it waits for have completed, and lasts what the H100 cost model says; a fused kernel is
+// priced, and drawn in the trace, as one kernel (simStepSeconds: one launch, its external
+// inputs and its result as traffic). The clock is computed in issue order on the
 // calling thread, so it is deterministic whatever the threads do. Memory is accounted per GPU by a
 // caching allocator with that GPU's capacity: an op's result is allocated when the op is issued
 // (out of memory names the layer) and freed after its last reader in program order.
@@ -109,7 +111,7 @@ class SimExecutor {
   int virtualGpu(const Device& device) const;
   void placeInputs(RunState& state, const std::map<std::string, Tensor>& inputs);
   std::shared_ptr<const Buffer> bufferOf(const RunState& state, const Value* value) const;
-  double simulatedSeconds(const Op& op) const;
+  double simulatedSeconds(const KernelStep& step) const;
   void issue(RunState& state, size_t index);
   void enqueue(RunState& state, size_t index);
   void freeIfDead(RunState& state, const Value* value, size_t index);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/ranges.h>
+
 #include "ir/printer.h"
 
 namespace gxc {
@@ -34,7 +36,7 @@ SimDeviceReport& SimExecutor::RunState::device(const Device& device) {
 }
 
 void SimExecutor::RunState::account(const Schedule& schedule, size_t index, double startSeconds,
-                                    double seconds) {
+                                    double seconds, const KernelStep& step) {
   const ScheduledOp& scheduled = schedule.ops[index];
   const Op& op = *scheduled.op;
   const ScheduledStream& stream = schedule.streams[scheduled.stream];
@@ -47,11 +49,23 @@ void SimExecutor::RunState::account(const Schedule& schedule, size_t index, doub
   TraceSpan span;
   span.process = stream.device.str();
   span.lane = stream.name;
-  span.name = fmt::format("%{} = {}", op.result->name, opName(op.kind));
+  bool fused = step.ops.size() > 1;
+  std::vector<std::string> kinds;
+  for (const Op* member : step.ops) kinds.emplace_back(opName(member->kind));
+  // "%attn = k0 (mul, softmax)": the kernel's result, name and members.
+  span.name =
+      fused ? fmt::format("%{} = {} ({})", op.result->name, step.kernelAttr, fmt::join(kinds, ", "))
+            : fmt::format("%{} = {}", op.result->name, opName(op.kind));
   span.startUs = startSeconds * kMicrosecondsPerSecond;
   span.durationUs = seconds * kMicrosecondsPerSecond;
   span.args["op"] = printOp(op);
   span.args["layer"] = op.layerName();
+  if (fused) {
+    span.args["kernel"] = step.kernelAttr;
+    std::vector<std::string> members;
+    for (const Op* member : step.ops) members.push_back(printOp(*member));
+    span.args["members"] = members;
+  }
   if (op.kind == OpKind::Copy) {
     const Device& from = op.operands[0]->type.device;
     int64_t bytes = op.result->type.bytes();
@@ -64,19 +78,19 @@ void SimExecutor::RunState::account(const Schedule& schedule, size_t index, doub
     device(op.device()).bytesCopiedIn += bytes;
     device(op.device()).copiesIn += 1;
   } else {
-    double flops = gemmFlops(op);
+    double flops = kernelFlops(step);
     span.category = flops > 0 ? "gemm" : "kernel";
     if (flops > 0)
       span.args["flops"] = flops;
     else
-      span.args["bytes"] = opTrafficBytes(op);
+      span.args["bytes"] = fused ? kernelTrafficBytes(step) : opTrafficBytes(op);
     runsOn.kernels += 1;
   }
-  if (!scheduled.waits.empty()) span.args["wait"] = scheduled.waits;
+  if (!kernelWaits.empty()) span.args["wait"] = kernelWaits;
   if (scheduled.record) span.args["record"] = *scheduled.record;
 
   size_t spanIndex = trace.addSpan(std::move(span));
-  for (int64_t event : scheduled.waits)
+  for (int64_t event : kernelWaits)
     trace.addFlow(eventSpan.at(event), spanIndex, fmt::format("event {}", event));
   if (scheduled.record) eventSpan[*scheduled.record] = spanIndex;
 }

@@ -45,15 +45,18 @@ struct SimExecutor::RunState {
   RunState(const Schedule& schedule, const std::vector<int>& deviceMap);
 
   SimDeviceReport& device(const Device& device);
-  // Books op `index`, which runs for `seconds` from `startSeconds`: its span in the trace
-  // (with arrows from the ops whose events it waits for), its stream's busy time, copies.
-  void account(const Schedule& schedule, size_t index, double startSeconds, double seconds);
+  // Books op `index`, the root of `step`, which runs for `seconds` from `startSeconds`: one
+  // span in the trace for the whole step (with arrows from the ops whose events it waits
+  // for, `kernelWaits`), its stream's busy time, kernels and copies.
+  void account(const Schedule& schedule, size_t index, double startSeconds, double seconds,
+               const KernelStep& step);
   void fillReport(SimRunReport& report, const SimExecutor& executor);
 
   std::map<const Value*, Live> live;  // values whose memory is allocated, params aside
   std::vector<double> streamClock;    // seconds; by Schedule::streams index
   std::map<int64_t, double> eventTime;
   std::map<int64_t, size_t> eventSpan;   // the trace span of the op that records it
+  std::vector<int64_t> kernelWaits;      // the waits of the fused kernel being issued
   std::vector<SimDeviceReport> devices;  // cpu, cuda:0, cuda:1, ...
   ChromeTrace trace;
 };

@@ -2,9 +2,10 @@
 // (so the peak drops) nor from the sim allocator (which stays within the plan) nor in the host
 // executor's peak, every wait of a kernel is its first member's, and the pass is idempotent on
 // every model and near-linear on a 100,000-layer chain. (The expected IR is in
-// tests/lit/fuse.gxir; random graphs in fuse_random_test.cpp; the kernel rules of the verifier
-// in kernel_verifier_test.cpp; outputs against the reference in platform_equivalence_test.cpp,
-// whose pipeline fuses.)
+// tests/lit/fuse.gxir; random graphs in fuse_random_test.cpp, and through the generated
+// kernels in fuse_codegen_random_test.cpp; sim pricing in sim_fused_kernel_test.cpp; the
+// kernel rules of the verifier in kernel_verifier_test.cpp; outputs against the reference in
+// platform_equivalence_test.cpp, whose pipeline fuses.)
 #include "passes/fuse.h"
 
 #include <algorithm>

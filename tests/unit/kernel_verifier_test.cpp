@@ -50,11 +50,18 @@ TEST(KernelVerifierTest, NamesEachBrokenKernelRule) {
   EXPECT_EQ(firstProblem("  %a = softmax %x {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
                          "  %out = log_softmax %a {kernel = \"k0\"} : f32[4,8] @cuda:0\n"),
             "op %out: kernel 'k0' has a second anchor after %a");
+  // A tail may broadcast the anchor's result to a larger shape; a prologue may feed it.
   EXPECT_EQ(firstProblem("  %a = sum %x {axis = 1, keepdim = true, kernel = \"k0\"} : f32[4,1] "
                          "@cuda:0\n"
                          "  %out = add %a, %x {kernel = \"k0\"} : f32[4,8] @cuda:0\n"),
-            "op %out: the tail of kernel 'k0' must keep the shape [4,1] of its anchor %a, not "
-            "[4,8]");
+            "");
+  EXPECT_EQ(firstProblem("  %p = mul %x, %v {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
+                         "  %out = softmax %p {kernel = \"k0\"} : f32[4,8] @cuda:0\n"),
+            "");
+  EXPECT_EQ(firstProblem("  %a = relu %x {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
+                         "  %out = exp %x {kernel = \"k0\"} : f32[4,8] @cuda:0\n"),
+            "op %a: no later member of kernel 'k0' reads its result; every member but the last "
+            "must feed one");
   EXPECT_EQ(firstProblem("  %g = relu %v {kernel = \"k0\"} : f32[8] @cuda:0\n"
                          "  %out = layer_norm %x, %g {kernel = \"k0\"} : f32[4,8] @cuda:0\n"),
             "op %out: only its first operand may be computed in kernel 'k0', not %g");
