@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "ir/parser.h"
@@ -49,13 +50,27 @@ graph @chains(%x: f32[4] @cpu, %z: f32[2,2] @cpu) -> (p, q, xs) attributes {seed
 }
 )";
 
+// 100 host inputs summed on cuda:0: more uploads than one pack kernel takes arguments, so
+// they move in two batches (63 and 37): 101 copies, 3 once batched.
+const std::string& manyUploads() {
+  static const std::string text = [] {
+    std::string inputs, body = "  %s0 = add %i0, %i1 : f32[4] @cuda:0\n";
+    for (int i = 0; i < 100; ++i) inputs += (i ? ", " : "") + fmt::format("%i{}: f32[4] @cpu", i);
+    for (int i = 2; i < 100; ++i)
+      body += fmt::format("  %s{} = add %s{}, %i{} : f32[4] @cuda:0\n", i - 1, i - 2, i);
+    return fmt::format("graph @many({}) -> (s98) {{\n{}  return %s98\n}}\n", inputs, body);
+  }();
+  return text;
+}
+
 struct Case {
   const char* text;
   int64_t copies;
   int64_t batchedCopies;
 };
 
-const Case kCases[] = {{kTwoStages, 9, 5}, {kCopiesOfCopies, 7, 4}};
+const Case kCases[] = {
+    {kTwoStages, 9, 5}, {kCopiesOfCopies, 7, 4}, {manyUploads().c_str(), 101, 3}};
 
 std::vector<std::string> pipelineWith(bool batched) {
   std::vector<std::string> passes = defaultPipeline();
