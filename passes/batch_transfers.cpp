@@ -43,6 +43,8 @@
 //   below 109 KB (107 KiB); over NVLink 1/380e9 + 4/3e12 = 4.0 ps a byte: below 1.26 MB.
 //   Larger copies move alone; for them the latency is a small part of the time anyway.
 // - A batch has two members at least; empty tensors are left alone (nothing to slice).
+// - A batch has kMaxKernelArgs - 1 members at most (codegen/cuda_source.h): the pack is one
+//   concat, one generated kernel, whose arguments are the result and every source.
 //
 // What it costs, what it saves. The packed buffer exists on both sides while it moves (each
 // member's bytes once more on each device until unpacked), plus a pack and an unpack op per
@@ -74,11 +76,14 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "codegen/cuda_source.h"
 #include "passes/assign_streams.h"
 #include "runtime/sim_cost_model.h"
 
 namespace gxc {
 namespace {
+
+constexpr size_t kMaxMembers = kMaxKernelArgs - 1;  // the pack's kernel: the result, then these
 
 double memoryBytesPerSecond(const Device& device) {
   const SimCostTable& costs = h100SxmCosts();
@@ -166,7 +171,8 @@ class Analysis {
         Batch batch = {pending.front()};
         std::vector<Candidate> rest;
         for (size_t i = 1; i < pending.size(); ++i)
-          (readyFor(pending[i], batch.front()) ? batch : rest).push_back(pending[i]);
+          (batch.size() < kMaxMembers && readyFor(pending[i], batch.front()) ? batch : rest)
+              .push_back(pending[i]);
         if (batch.size() > 1) batches.push_back(std::move(batch));
         pending = std::move(rest);
       }

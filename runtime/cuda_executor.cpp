@@ -3,27 +3,36 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "runtime/cuda_allocator.h"
 #include "runtime/cuda_check.h"
 #include "runtime/cuda_run_state.h"
+#include "runtime/host_generated_kernels.h"
 
 namespace gxc {
 
 CudaExecutor::CudaExecutor(const Graph& scheduled, CudaConfig config)
-    : graph_(scheduled), config_(std::move(config)), schedule_(readSchedule(scheduled)) {
+    : graph_(scheduled),
+      config_(std::move(config)),
+      schedule_(readSchedule(scheduled)),
+      steps_(scheduled) {
   int available = 0;
   checkCuda(cudaGetDeviceCount(&available), "counting GPUs");
   for (int gpu : config_.deviceMap)
     if (gpu < 0 || gpu >= available)
       usageError("--devices: there is no GPU {}; CUDA finds GPUs 0 to {}", gpu, available - 1);
   checkRunnable();
+  planSteps();
 
+  std::optional<GpuArch> oldest;
   for (size_t i = 0; i < config_.deviceMap.size(); ++i) {
     int device = config_.deviceMap[i];
     cudaDeviceProp properties{};
     checkCuda(cudaGetDeviceProperties(&properties, device), fmt::format("GPU {}", device));
+    if (!oldest || properties.major * 10 + properties.minor < oldest->number())
+      oldest = GpuArch{properties.major, properties.minor, ""};
     auto gpu = std::make_unique<Gpu>();
     gpu->cudaDevice = device;
     gpu->allocator = makeCudaCachingAllocator(Device::cuda(static_cast<int>(i)).str(), device,
@@ -65,8 +74,19 @@ CudaExecutor::CudaExecutor(const Graph& scheduled, CudaConfig config)
     const CudaStream* stream = streams_[op.stream].get();
     events_[*op.record] = stream ? std::make_unique<CudaEvent>(stream->device()) : nullptr;
   }
-  if (!config_.program.ptx.empty())
-    kernels_ = std::make_unique<CudaKernelLibrary>(config_.program.ptx);
+  // One program for the graph, for an architecture every GPU of the run can run (PTX for an
+  // older one is compiled by the driver for a newer GPU; not the other way round).
+  bool gpuKernels = false;
+  for (const KernelStep& step : steps_.steps())
+    gpuKernels |= step.kind == StepKind::Generated && step.root()->device().isCuda();
+  if (gpuKernels && oldest) {
+    program_ = buildCudaProgram(graph_, config_.arch.value_or(*oldest), config_.cache);
+    kernels_ = std::make_unique<CudaKernelLibrary>(program_.ptx);
+  }
+  for (const KernelStep& step : steps_.steps())
+    if (step.kind == StepKind::Generated && step.root()->device().isCuda())
+      GXC_CHECK(program_.kernels.count(step.root()), "layer '{}' ({}): no generated kernel",
+                step.root()->layerName(), opName(step.root()->kind));
 }
 
 CudaExecutor::~CudaExecutor() {
@@ -79,16 +99,51 @@ CudaExecutor::~CudaExecutor() {
 void CudaExecutor::checkRunnable() const {
   for (const ScheduledOp& scheduled : schedule_.ops) {
     const Op& op = *scheduled.op;
-    if (!op.device().isCuda() || op.kind == OpKind::Copy) continue;
-    if (op.device().index >= static_cast<int>(config_.deviceMap.size()))
+    if (op.device().isCuda() && op.device().index >= static_cast<int>(config_.deviceMap.size()))
       runtimeError(op.loc, "layer '{}' is on {}, but the run has {} GPU(s)", op.layerName(),
                    op.device().str(), config_.deviceMap.size());
-    if (describeGemm(op) || config_.program.kernels.count(&op)) continue;
-    usageError(
-        "layer '{}' ({}) on {}: this build generates no GPU kernel for it (only GEMMs run on "
-        "GPUs yet); run on the host (--devices cpu) or on virtual GPUs (--sim-gpus N)",
-        op.layerName(), opName(op.kind), op.device().str());
   }
+}
+
+void CudaExecutor::planSteps() {
+  std::map<const Op*, size_t> issueIndex;
+  for (size_t i = 0; i < schedule_.ops.size(); ++i) issueIndex[schedule_.ops[i].op] = i;
+  auto extend = [&](const Value* value, size_t index) {
+    auto last = schedule_.lastUse.find(value);
+    if (last != schedule_.lastUse.end()) last->second = std::max(last->second, index);
+  };
+  for (const KernelStep& step : steps_.steps()) {
+    const Op& root = *step.root();
+    if (step.kind == StepKind::Param) continue;
+    // A fused kernel reads its inputs when its root runs: they live until then.
+    for (const Value* input : step.inputs) extend(input, issueIndex.at(&root));
+    if (!root.device().isCuda()) continue;
+    if (step.kind == StepKind::Gemm) gemms_[&root] = describeGemm(step);
+    if (step.kind == StepKind::View) {
+      const Value* base = root.operands[0];
+      if (auto outer = viewBase_.find(base); outer != viewBase_.end()) base = outer->second;
+      viewBase_[root.result] = base;
+    }
+    for (const Op* op : step.ops) {
+      const Value* indices = dataIndexOperand(*op);
+      // Moved unchanged from a graph input: that input's host tensor holds the same values.
+      while (indices && indices->producer &&
+             (stepKindOf(*indices->producer) == StepKind::Copy ||
+              indices->producer->kind == OpKind::Reshape))
+        indices = indices->producer->operands[0];
+      if (indices && !indices->producer) inputIndices_.emplace_back(op, indices);
+    }
+  }
+  // A view's bytes are its base's: the base lives as long as its last view is read.
+  for (const auto& [view, base] : viewBase_) {
+    auto last = schedule_.lastUse.find(view);
+    if (last != schedule_.lastUse.end()) extend(base, last->second);
+  }
+}
+
+void CudaExecutor::checkInputIndices(const std::map<std::string, Tensor>& inputs) const {
+  for (const auto& [op, input] : inputIndices_)
+    checkDataIndices(*op, boundInput(inputs, input->name, input->type));
 }
 
 MemoryStats CudaExecutor::memoryStats(const Device& device) const {
@@ -176,6 +231,7 @@ std::map<std::string, Tensor> CudaExecutor::run(const std::map<std::string, Tens
 
   std::exception_ptr failure;
   try {
+    checkInputIndices(inputs);
     for (const Value* input : graph_.inputs()) placeInput(state, input, inputs);
     for (size_t i = 0; i < schedule_.ops.size(); ++i) issue(state, i);
   } catch (...) {

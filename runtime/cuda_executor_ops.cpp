@@ -1,11 +1,14 @@
 // The cuda executor, op by op: memory, waits, the work itself, records, and frees.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <limits>
 
 #include "runtime/cpu_gemm.h"
 #include "runtime/cuda_check.h"
 #include "runtime/cuda_run_state.h"
+#include "runtime/host_generated_kernels.h"
 #include "runtime/reference_ops.h"
 
 namespace gxc {
@@ -23,6 +26,16 @@ void CudaExecutor::allocateResult(RunState& state, const Op& op) {
   if (op.device().isCpu()) {  // a host op, or a copy to the host
     live.allocator = hostAllocator_.get();
     live.block = live.allocator->allocate(op.result->type.bytes(), purpose, op.loc);
+    return;
+  }
+  if (viewBase_.count(op.result)) {
+    // A view: its operand's bytes, from the slice's first row on.
+    auto* base = static_cast<std::byte*>(liveOf(state, op.operands[0]).device);
+    int64_t offset = 0;
+    if (op.kind == OpKind::Slice)
+      offset = op.attrs.getInt("start", 0) *
+               (op.operands[0]->type.bytes() / std::max<int64_t>(1, op.operands[0]->type.shape[0]));
+    live.device = base + offset;
     return;
   }
   CachingAllocator& allocator = *gpus_.at(op.device().index)->allocator;
@@ -65,6 +78,11 @@ void CudaExecutor::placeInput(RunState& state, const Value* input,
   freeIfDead(state, input, std::numeric_limits<size_t>::max());
 }
 
+void CudaExecutor::markUse(RunState& state, const Value* value, size_t stream) {
+  if (auto view = viewBase_.find(value); view != viewBase_.end()) value = view->second;
+  if (!params_.count(value)) state.live.at(value).streams.insert(stream);
+}
+
 void CudaExecutor::issue(RunState& state, size_t index) {
   const ScheduledOp& scheduled = schedule_.ops[index];
   const Op& op = *scheduled.op;
@@ -76,14 +94,20 @@ void CudaExecutor::issue(RunState& state, size_t index) {
     else
       events_.at(event)->synchronize();
   }
-  allocateResult(state, op);
-  Live& live = state.live.at(op.result);
+  // On a GPU a fused kernel's root computes the whole kernel from the step's inputs; its
+  // internal members have neither memory nor work. The host runs every op by itself.
+  const KernelStep* step = stream ? steps_.stepOfRoot(&op) : nullptr;
+  bool internal = stream && !step;
+  std::vector<const Value*> reads =
+      step ? step->inputs : std::vector<const Value*>(op.operands.begin(), op.operands.end());
+  if (!internal) allocateResult(state, op);
   if (stream) {
     CudaDeviceGuard guard(stream->device());
-    execute(state, index, live);
-    live.streams.insert(scheduled.stream);
-    for (const Value* operand : op.operands)
-      if (!params_.count(operand)) state.live.at(operand).streams.insert(scheduled.stream);
+    if (!internal) {
+      execute(state, index, state.live.at(op.result));
+      markUse(state, op.result, scheduled.stream);
+      for (const Value* read : reads) markUse(state, read, scheduled.stream);
+    }
     if (scheduled.record) events_.at(*scheduled.record)->record(*stream);
     if (config_.launchBlocking) {
       try {
@@ -94,38 +118,75 @@ void CudaExecutor::issue(RunState& state, size_t index) {
       }
     }
   } else {
-    execute(state, index, live);
+    executeOnHost(state, op, state.live.at(op.result));
     if (scheduled.record) state.hostRecorded.insert(*scheduled.record);
   }
-  for (const Value* operand : op.operands) freeIfDead(state, operand, index);
+  for (const Value* read : reads) {
+    freeIfDead(state, read, index);
+    if (auto view = viewBase_.find(read); view != viewBase_.end())
+      freeIfDead(state, view->second, index);
+  }
   freeIfDead(state, op.result, index);
+}
+
+void CudaExecutor::executeOnHost(RunState& state, const Op& op, Live& result) {
+  // OpenBLAS for GEMMs, the reference kernels for the rest: host ops of a GPU run are few
+  // and small, and this builds no host kernels for them.
+  std::vector<const Tensor*> operands;
+  for (const Value* operand : op.operands) operands.push_back(liveOf(state, operand).host.get());
+  Tensor value = op.kind == OpKind::Matmul   ? cpuMatmul(op, operands)
+                 : op.kind == OpKind::Linear ? cpuLinear(op, operands)
+                                             : evaluateReferenceOp(op, operands);
+  result.host = std::make_shared<Tensor>(std::move(value));
 }
 
 void CudaExecutor::execute(RunState& state, size_t index, Live& result) {
   const ScheduledOp& scheduled = schedule_.ops[index];
-  const Op& op = *scheduled.op;
-  if (op.kind == OpKind::Copy) return copy(state, index, result);
-  if (op.device().isCpu()) {
-    // The host: OpenBLAS for GEMMs, the reference kernels for the rest (as `cpu` runs them).
-    std::vector<const Tensor*> operands;
-    for (const Value* operand : op.operands) operands.push_back(liveOf(state, operand).host.get());
-    Tensor value = op.kind == OpKind::Matmul   ? cpuMatmul(op, operands)
-                   : op.kind == OpKind::Linear ? cpuLinear(op, operands)
-                                               : evaluateReferenceOp(op, operands);
-    result.host = std::make_shared<Tensor>(std::move(value));
-    return;
-  }
+  const KernelStep& step = *steps_.stepOfRoot(scheduled.op);
   CudaStream& stream = *streams_[scheduled.stream];
-  std::vector<void*> pointers = {result.device};
-  for (const Value* operand : op.operands) pointers.push_back(liveOf(state, operand).device);
-  if (std::optional<CudaGemm> gemm = describeGemm(op)) {
-    const void* bias = gemm->bias ? pointers[3] : nullptr;
-    gpus_.at(op.device().index)
-        ->gemm->run(*gemm, pointers[1], pointers[2], bias, result.device, stream.get());
-    return;
+  switch (step.kind) {
+    case StepKind::Param:
+      GXC_CHECK(false, "param '{}' is uploaded, not run", step.root()->layerName());
+      return;
+    case StepKind::Copy:
+      return copy(state, index, result);
+    case StepKind::View:
+      return;  // allocateResult pointed it into its base
+    case StepKind::Gemm: {
+      const CudaGemm& gemm = gemms_.at(step.root());
+      const void* bias = gemm.biasValue ? liveOf(state, gemm.biasValue).device : nullptr;
+      gpus_.at(step.root()->device().index)
+          ->gemm->run(gemm, liveOf(state, gemm.aValue).device, liveOf(state, gemm.bValue).device,
+                      bias, result.device, stream.get());
+      return;
+    }
+    case StepKind::Generated: {
+      checkIndicesOnDevice(state, step, stream);
+      const CudaKernelLaunch& launch = program_.kernels.at(step.root());
+      std::vector<void*> pointers = {result.device};
+      for (const Value* input : launch.inputs) pointers.push_back(liveOf(state, input).device);
+      kernels_->launch(launch, pointers, stream);
+      return;
+    }
   }
-  GXC_CHECK(kernels_, "layer '{}': no kernels loaded", op.layerName());
-  kernels_->launch(config_.program.kernels.at(&op), pointers, stream);
+}
+
+void CudaExecutor::checkIndicesOnDevice(RunState& state, const KernelStep& step,
+                                        CudaStream& stream) {
+  for (const Op* op : step.ops) {
+    const Value* indices = dataIndexOperand(*op);
+    if (!indices || std::any_of(inputIndices_.begin(), inputIndices_.end(),
+                                [&](const auto& check) { return check.first == op; }))
+      continue;  // none, or checked on the host when the run started
+    // Computed on a GPU: wait for them (this stream already waits for their producer), then
+    // read them back. They are integers, one per row: small next to the data they index.
+    stream.synchronize();
+    Tensor values(indices->type.dtype, indices->type.shape);
+    checkCuda(cudaMemcpy(values.data(), liveOf(state, indices).device, values.nbytes(),
+                         cudaMemcpyDeviceToHost),
+              fmt::format("layer '{}': reading its indices back", op->layerName()));
+    checkDataIndices(*op, values);
+  }
 }
 
 void CudaExecutor::copy(RunState& state, size_t index, Live& result) {
@@ -144,7 +205,11 @@ void CudaExecutor::copy(RunState& state, size_t index, Live& result) {
     staging.toHost(stream, source.device, result.host);
   } else {
     int fromGpu = gpus_.at(from.index)->cudaDevice, toGpu = gpus_.at(to.index)->cudaDevice;
-    if (peerToPeer(fromGpu, toGpu))
+    if (fromGpu == toGpu)  // a `to` left in the graph
+      checkCuda(cudaMemcpyAsync(result.device, source.device, static_cast<size_t>(bytes),
+                                cudaMemcpyDeviceToDevice, stream.get()),
+                fmt::format("layer '{}': copy on {}", op.layerName(), to.str()));
+    else if (peerToPeer(fromGpu, toGpu))
       checkCuda(
           cudaMemcpyPeerAsync(result.device, toGpu, source.device, fromGpu,
                               static_cast<size_t>(bytes), stream.get()),
@@ -164,6 +229,10 @@ void CudaExecutor::freeIfDead(RunState& state, const Value* value, size_t index)
   auto last = schedule_.lastUse.find(value);
   if (last != schedule_.lastUse.end() && last->second != index) return;
   Live& live = it->second;
+  if (!live.allocator) {  // a view: its base owns the bytes
+    state.live.erase(it);
+    return;
+  }
   if (live.device && !live.streams.empty()) {
     // Streams may still be using the block: it returns to the allocator once they are past
     // this point (reapFrees).

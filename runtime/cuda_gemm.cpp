@@ -3,12 +3,14 @@
 #include <cublasLt.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "ir/fused_kernel.h"
 #include "runtime/cuda_check.h"
 
 namespace gxc {
@@ -132,6 +134,8 @@ std::optional<CudaGemm> describeGemm(const Op& op) {
     gemm.out = op.result->type.shape;
     gemm.transposeA = op.attrs.getBool("transpose_a", false);
     gemm.transposeB = op.attrs.getBool("transpose_b", false);
+    gemm.aValue = op.operands[0];
+    gemm.bValue = op.operands[1];
     return gemm;
   }
   // linear: x [..., K] is a stack of M rows; W [N, K] is used transposed; y [..., N].
@@ -142,6 +146,35 @@ std::optional<CudaGemm> describeGemm(const Op& op) {
   gemm.out = {rows, op.result->type.shape.back()};
   gemm.transposeB = true;
   gemm.bias = op.operands.size() > 2;
+  gemm.aValue = op.operands[0];
+  gemm.bValue = op.operands[1];
+  gemm.biasValue = gemm.bias ? op.operands[2] : nullptr;
+  return gemm;
+}
+
+CudaGemm describeGemm(const KernelStep& step) {
+  GXC_CHECK(step.kind == StepKind::Gemm, "'{}' is not a GEMM step", step.root()->layerName());
+  const Op& first = *step.first();
+  CudaGemm gemm = *describeGemm(first);
+  // Each member reads the one before it; what fits where is decided in member order.
+  const Op* previous = &first;
+  for (size_t i = 1; i < step.ops.size(); ++i) {
+    const Op& member = *step.ops[i];
+    if (i == 1 && isGemmBiasAdd(first, member)) {
+      gemm.bias = true;
+      gemm.biasValue = member.operands[0] == first.result ? member.operands[1] : member.operands[0];
+    } else if (gemm.activation == GemmActivation::None && isGemmActivation(member)) {
+      gemm.activation = member.kind == OpKind::Relu ? GemmActivation::Relu : GemmActivation::Gelu;
+    } else {
+      GXC_CHECK(false, "kernel {}: '{}' ({}) is no cuBLASLt epilogue", step.kernelAttr,
+                member.layerName(), opName(member.kind));
+    }
+    GXC_CHECK(std::find(member.operands.begin(), member.operands.end(), previous->result) !=
+                  member.operands.end(),
+              "kernel {}: '{}' does not read '{}'", step.kernelAttr, member.layerName(),
+              previous->layerName());
+    previous = &member;
+  }
   return gemm;
 }
 

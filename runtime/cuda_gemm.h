@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 
+#include "codegen/kernel_groups.h"
 #include "ir/graph.h"
 
 namespace gxc {
@@ -37,10 +38,18 @@ struct CudaGemm {
   bool transposeB = false;
   bool bias = false;  // a 1-D bias over out's last dim
   GemmActivation activation = GemmActivation::None;
+  // The values the call reads, for the executor: a, b, and the bias (or null).
+  const Value* aValue = nullptr;
+  const Value* bValue = nullptr;
+  const Value* biasValue = nullptr;
 };
 
 // matmul (transpose_a, transpose_b) and linear (x W^T + b) as GEMMs; nullopt for other ops.
 std::optional<CudaGemm> describeGemm(const Op& op);
+// A Gemm step (codegen/kernel_groups.h): its GEMM with the fused kernel's epilogue folded in,
+// as the fuse pass allows it (ir/fused_kernel.h): a matmul's bias `add`, then relu or
+// gelu(tanh). An epilogue cuBLASLt cannot apply is a gxc bug (GXC_CHECK).
+CudaGemm describeGemm(const KernelStep& step);
 
 // Whether GXC_ALLOW_TF32=1 is set.
 bool allowTf32FromEnvironment();

@@ -2,9 +2,35 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+
+#include "codegen/cuda_source.h"
+#include "codegen/nvrtc_compiler.h"
 #include "runtime/cuda_check.h"
 
 namespace gxc {
+
+CudaProgram buildCudaProgram(const Graph& graph, const GpuArch& arch, KernelCache& cache) {
+  CudaSource source = generateCudaSource(graph);
+  CudaProgram program;
+  for (const CudaKernel& kernel : source.kernels) {
+    if (kernel.epilogue) continue;  // cuBLASLt's epilogue does it
+    auto dim = [&](int64_t value, const char* what) {
+      GXC_CHECK(value >= 1 && value <= INT32_MAX, "kernel '{}': {} {} out of range", kernel.name,
+                what, value);
+      return static_cast<unsigned>(value);
+    };
+    CudaKernelLaunch launch;
+    launch.name = kernel.name;
+    launch.grid = {dim(kernel.gpu.grid, "grid"), 1, 1};
+    launch.block = {dim(kernel.gpu.block, "block"), 1, 1};
+    launch.inputs = kernel.inputs;
+    program.kernels[kernel.ops.back()] = std::move(launch);
+  }
+  if (!program.kernels.empty())
+    program.ptx = compileGraphPtx(source.text, std::string(kernelHeaderText()), arch, cache);
+  return program;
+}
 
 CudaKernelLibrary::CudaKernelLibrary(const std::string& ptx) {
   // The PTX text must be NUL-terminated: std::string's c_str() is.

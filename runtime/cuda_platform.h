@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "codegen/gpu_arch.h"
+#include "codegen/kernel_cache.h"
 #include "ir/graph.h"
 #include "runtime/caching_allocator.h"
 #include "runtime/tensor.h"
@@ -35,7 +36,7 @@ struct CudaRunReport {
 
 struct CudaRunOptions {
   std::vector<int> deviceMap;   // cuda:i is CUDA device deviceMap[i]
-  std::optional<GpuArch> arch;  // --arch; default: each GPU's own
+  std::optional<GpuArch> arch;  // --arch; default: the oldest of the run's GPUs' own
   int iterations = 0;           // after one run (the warm-up), this many timed runs
 };
 
@@ -43,6 +44,7 @@ struct CudaPlatformRun {
   std::map<std::string, Tensor> outputs;
   CudaRunReport report;  // of the last run
   std::vector<double> iterationMs;
+  KernelCacheStats kernelCache;  // the generated kernels' PTX: compiled or from the cache
 };
 
 // Runs a scheduled graph on real GPUs, with GXC_LAUNCH_BLOCKING and GXC_ALLOW_TF32 from the

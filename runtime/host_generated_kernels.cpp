@@ -8,30 +8,8 @@
 namespace gxc {
 namespace {
 
-// The reference interpreter's checks of indices that are data, with its messages: an index
-// out of range is the user's error, found only when the op runs.
 void checkIndices(const Op& op, const std::map<const Value*, const Tensor*>& tensors) {
-  if (op.kind == OpKind::Embedding) {
-    const Tensor& indices = *tensors.at(op.operands[0]);
-    int64_t rows = op.operands[1]->type.shape[0];
-    for (int64_t i = 0; i < indices.numel(); ++i) {
-      int64_t row = indices.loadInt(i);
-      if (row < 0 || row >= rows)
-        runtimeError(op.loc, "layer '{}': embedding index {} is out of range [0, {})",
-                     op.layerName(), row, rows);
-    }
-  }
-  if (op.kind == OpKind::CrossEntropy) {
-    const Tensor& target = *tensors.at(op.operands[1]);
-    int64_t classes = op.operands[0]->type.shape[1];
-    for (int64_t i = 0; i < target.numel(); ++i) {
-      int64_t t = target.loadInt(i);
-      if (t < 0 || t >= classes)
-        runtimeError(op.loc,
-                     "layer '{}': cross_entropy target {} of sample {} is out of range [0, {})",
-                     op.layerName(), t, i, classes);
-    }
-  }
+  if (const Value* indices = dataIndexOperand(op)) checkDataIndices(op, *tensors.at(indices));
 }
 
 Tensor gemm(const Op& op, const std::map<const Value*, const Tensor*>& tensors) {
@@ -53,6 +31,34 @@ Tensor view(const Op& op, const Tensor& input) {
 }
 
 }  // namespace
+
+const Value* dataIndexOperand(const Op& op) {
+  if (op.kind == OpKind::Embedding) return op.operands[0];
+  if (op.kind == OpKind::CrossEntropy) return op.operands[1];
+  return nullptr;
+}
+
+void checkDataIndices(const Op& op, const Tensor& indices) {
+  if (op.kind == OpKind::Embedding) {
+    int64_t rows = op.operands[1]->type.shape[0];
+    for (int64_t i = 0; i < indices.numel(); ++i) {
+      int64_t row = indices.loadInt(i);
+      if (row < 0 || row >= rows)
+        runtimeError(op.loc, "layer '{}': embedding index {} is out of range [0, {})",
+                     op.layerName(), row, rows);
+    }
+  }
+  if (op.kind == OpKind::CrossEntropy) {
+    int64_t classes = op.operands[0]->type.shape[1];
+    for (int64_t i = 0; i < indices.numel(); ++i) {
+      int64_t t = indices.loadInt(i);
+      if (t < 0 || t >= classes)
+        runtimeError(op.loc,
+                     "layer '{}': cross_entropy target {} of sample {} is out of range [0, {})",
+                     op.layerName(), t, i, classes);
+    }
+  }
+}
 
 HostGeneratedKernels::HostGeneratedKernels(const Graph& graph, KernelCache cache)
     : steps_(graph), source_(generateCudaSource(graph)), cache_(std::move(cache)) {

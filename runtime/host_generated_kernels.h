@@ -24,6 +24,12 @@
 
 namespace gxc {
 
+// The operand of `op` whose values index another operand (embedding's indices,
+// cross_entropy's targets), or null; and the reference interpreter's check of those values,
+// with its messages (a runtime error, exit 3). The cuda platform checks them the same way.
+const Value* dataIndexOperand(const Op& op);
+void checkDataIndices(const Op& op, const Tensor& indices);
+
 class HostGeneratedKernels {
  public:
   explicit HostGeneratedKernels(const Graph& graph,

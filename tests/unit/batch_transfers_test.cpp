@@ -154,5 +154,28 @@ TEST(BatchTransfersTest, SizeLimitsFollowTheCostModel) {
   EXPECT_NEAR(maxBatchedCopyBytes(Device::cuda(0), Device::cuda(1)), 1261061, 1);
 }
 
+// The pack is one generated concat kernel, which takes at most kMaxKernelArgs - 1 inputs: 100
+// small host inputs bound for cuda:0 move in two batches (63 and 37), not one the kernels
+// cannot pack, and the outputs are the same bits.
+TEST(BatchTransfersTest, ABatchHasNoMoreMembersThanAKernelTakesInputs) {
+  std::string text = "graph @many(";
+  std::string body, outputs;
+  for (int i = 0; i < 100; ++i) {
+    text += fmt::format("{}%x{}: f32[4] @cpu", i ? ", " : "", i);
+    body += fmt::format("  %r{0} = relu %x{0} : f32[4] @cuda:0\n", i);
+    outputs += fmt::format("{}%r{}", i ? ", " : "", i);
+  }
+  text += ") -> (";
+  for (int i = 0; i < 100; ++i) text += fmt::format("{}r{}", i ? ", " : "", i);
+  text += ") {\n" + body + "  return " + outputs + "\n}\n";
+  SimRun plain = compileAndRun(text.c_str(), false);
+  SimRun batched = compileAndRun(text.c_str(), true);
+  EXPECT_NE(batched.ir.find("%batch1.cuda0 = copy"), std::string::npos) << batched.ir;
+  EXPECT_EQ(batched.ir.find("%batch2.cuda0 = copy"), std::string::npos) << batched.ir;
+  EXPECT_LT(batched.copies, plain.copies);
+  for (const auto& [name, want] : plain.outputs)
+    EXPECT_EQ(std::memcmp(batched.outputs.at(name).data(), want.data(), want.nbytes()), 0) << name;
+}
+
 }  // namespace
 }  // namespace gxc

@@ -13,10 +13,9 @@
 #include <gtest/gtest.h>
 
 #include "codegen/cuda_source.h"
-#include "passes/pass_manager.h"
-#include "passes/pipeline.h"
 #include "runtime/host_generated_kernels.h"
 #include "runtime/reference_ops.h"
+#include "tests/unit/op_fixture_graph.h"
 #include "tests/unit/op_fixtures.h"
 
 namespace gxc {
@@ -25,36 +24,13 @@ namespace {
 using fixtures::allOpCases;
 using fixtures::OpCase;
 
-struct FixtureGraph {
-  std::unique_ptr<Graph> graph = std::make_unique<Graph>("all_op_fixtures");
-  std::map<std::string, Op*> opOf;  // by case name
-  std::map<std::string, Tensor> inputs;
+struct FixtureGraph : fixtures::OpFixtureGraph {
   std::unique_ptr<HostGeneratedKernels> kernels;
 };
 
 const FixtureGraph& fixtureGraph() {
   static const FixtureGraph built = [] {
-    FixtureGraph g;
-    for (const OpCase& c : allOpCases()) {
-      std::vector<Value*> operands;
-      for (size_t i = 0; i < c.inputs.size(); ++i) {
-        std::string name = c.name + ".in" + std::to_string(i);
-        operands.push_back(g.graph->addInput(
-            name, TensorType::of(c.inputs[i].dtype, c.inputs[i].shape, Device::cpu())));
-        g.inputs[name] = fixtures::toTensor(c.inputs[i]);
-      }
-      OpKind kind = *parseOpKind(c.op);
-      Attrs attrs = fixtures::toAttrs(c.attrs);
-      Device device;
-      if (kind == OpKind::To) device = Device::cpu();  // a `to` on the host: lowered away
-      Op* op = g.graph->appendOp(kind, operands, c.name, TensorType{false, DType::F32, {}, device},
-                                 attrs);
-      g.graph->addOutput(c.name, op->result);
-      g.opOf[c.name] = op;
-    }
-    PassManager manager;
-    for (const std::string& pass : defaultPipeline()) manager.add(pass);
-    manager.run(*g.graph, PassContext{});
+    FixtureGraph g{fixtures::buildOpFixtureGraph({Device::cpu()}), nullptr};
     g.kernels = std::make_unique<HostGeneratedKernels>(*g.graph);
     return g;
   }();

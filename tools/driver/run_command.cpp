@@ -168,6 +168,8 @@ PlatformRun runOnCuda(const CompiledModel& compiled, const std::map<std::string,
                                    device.memory.peakReservedBytes, device.bytesCopiedIn,
                                    device.bytesCopiedOut, device.copiesIn, device.copiesOut});
   }
+  run.summary.kernelsCompiled = cuda.kernelCache.compiles;
+  run.summary.kernelCacheHits = cuda.kernelCache.hits;
   return run;
 }
 
