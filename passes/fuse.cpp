@@ -20,7 +20,9 @@
 //      TVM's FuseOps fuses diamonds through the post-dominator tree; both are refinements for
 //      later. Here kernels are trees, each member read once, by the next one up.)
 //   2. p and c are on one device (copies are never members, so a kernel never spans two);
-//   3. the merged kernel keeps the rules of ir/fused_kernel.h, which come from what codegen
+//   3. the merged kernel reads at most kMaxKernelArgs - 1 values from outside (a launch passes
+//      its result and its inputs as arguments: a chain summing 100 inputs becomes two
+//      kernels), and keeps the rules of ir/fused_kernel.h, which come from what codegen
 //      can emit as one kernel:
 //      - elementwise trees, with broadcasting: each output element evaluates the tree at the
 //        index each operand broadcasts from. Recomputing a small operand's member per output
@@ -73,6 +75,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "codegen/cuda_source.h"
 #include "ir/fused_kernel.h"
 
 namespace gxc {
@@ -84,7 +87,28 @@ struct Group {
   const Op* gemm = nullptr;
   int epilogue = 0;  // with a GEMM: 0 the GEMM alone, 1 its bias added, 2 activated
   const Op* anchor = nullptr;
+  std::vector<const Value*> inputs;  // read from outside the group, each once
 };
+
+// A kernel takes its result and its inputs as arguments (codegen/cuda_source.h).
+constexpr size_t kMaxInputs = kMaxKernelArgs - 1;
+
+std::vector<const Value*> distinctOperands(const Op& op) {
+  std::vector<const Value*> values;
+  for (const Value* operand : op.operands)
+    if (std::find(values.begin(), values.end(), operand) == values.end()) values.push_back(operand);
+  return values;
+}
+
+// The inputs of `into` after absorbing `from`, whose root's result it reads.
+std::vector<const Value*> mergedInputs(const Group& into, const Group& from) {
+  std::vector<const Value*> inputs;
+  for (const Value* input : into.inputs)
+    if (input != from.root->result) inputs.push_back(input);
+  for (const Value* input : from.inputs)
+    if (std::find(inputs.begin(), inputs.end(), input) == inputs.end()) inputs.push_back(input);
+  return inputs;
+}
 
 // Phase 1: the groups of the graph, by greedy producer-consumer fusion.
 class Grouper {
@@ -109,6 +133,7 @@ class Grouper {
       Group group;
       group.members = {op};
       group.root = op;
+      group.inputs = distinctOperands(*op);
       if (role == KernelRole::Gemm) group.gemm = op;
       if (role == KernelRole::Anchor) group.anchor = op;
       if (role != KernelRole::Gemm) absorbProducers(group);
@@ -144,6 +169,9 @@ class Grouper {
     for (size_t index : candidates(*group.root)) {
       Group& from = groups_[index];
       if (!mayAbsorb(group, from)) continue;
+      std::vector<const Value*> inputs = mergedInputs(group, from);
+      if (inputs.size() > kMaxInputs) continue;  // more than one launch can pass
+      group.inputs = std::move(inputs);
       if (from.gemm) {
         group.gemm = from.gemm;
         group.epilogue = isGemmActivation(*group.root) ? 2 : 1;
