@@ -11,25 +11,24 @@
 //   params:   the same as params placed on cuda:0, read by the layers on cuda:1: GPU to GPU;
 //   outputs:  COUNT activations [256] (1 KiB) made on cuda:0, all of them outputs: to host.
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
-#include "codegen/kernel_groups.h"
+#include "bench/sim_clock_replay.h"
 #include "ir/parser.h"
 #include "passes/batch_transfers.h"
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
 #include "runtime/param_init.h"
-#include "runtime/schedule.h"
-#include "runtime/sim_cost_model.h"
 #include "runtime/sim_executor.h"
 
 namespace gxc {
@@ -78,30 +77,9 @@ bool isView(const Op& op) {
          (op.kind == OpKind::Slice && op.attrs.getInt("axis", 0) == 0);
 }
 
-// The sim executor's clock (SimExecutor::issue): each op starts when its stream is free and
-// the events it waits for are recorded, and lasts what the cost model says; views optionally
-// last nothing.
+// The sim executor's clock over the schedule, in ms; views optionally last nothing.
 double simulatedMs(const Graph& scheduled, bool viewsFree) {
-  Schedule schedule = readSchedule(scheduled);
-  KernelSteps steps(scheduled);  // a fused kernel is one launch, timed at its root
-  std::vector<double> clock(schedule.streams.size(), 0.0);
-  std::map<int64_t, double> eventTime;
-  double end = 0;
-  for (const ScheduledOp& scheduledOp : schedule.ops) {
-    const Op& op = *scheduledOp.op;
-    double start = clock[scheduledOp.stream];
-    for (int64_t event : scheduledOp.waits) start = std::max(start, eventTime.at(event));
-    double seconds = 0;
-    if (op.kind == OpKind::Copy)
-      seconds = simStagedCopySeconds(copyDirection(op.operands[0]->type.device, op.device()),
-                                     op.result->type.bytes(), SimStagingBuffers::kDefaultBytes);
-    else if ((!viewsFree || !isView(op)) && steps.stepOf(&op).root() == &op)
-      seconds = simStepSeconds(steps.stepOf(&op), op.device());
-    clock[scheduledOp.stream] = start + seconds;
-    if (scheduledOp.record) eventTime[*scheduledOp.record] = start + seconds;
-    end = std::max(end, start + seconds);
-  }
-  return end * 1e3;
+  return replaySimClock(scheduled, {}, viewsFree ? isView : std::function<bool(const Op&)>()) * 1e3;
 }
 
 struct Result {
@@ -133,8 +111,7 @@ Result compileAndRun(const std::string& text, bool batched) {
   result.simulatedMs = report.totalMs;
   result.viewsFreeMs = simulatedMs(*graph, true);
   for (const SimDeviceReport& device : report.devices) result.copies += device.copiesIn;
-  if (std::abs(simulatedMs(*graph, false) - report.totalMs) > 1e-9)
-    throw std::runtime_error("the bench's clock no longer matches the sim executor's");
+  checkReplayMatchesSim(*graph, report);
   return result;
 }
 
@@ -183,10 +160,5 @@ int benchMain(int argc, char** argv) {
 }  // namespace gxc
 
 int main(int argc, char** argv) {
-  try {
-    return gxc::benchMain(argc, argv);
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "batch_transfers_bench: %s\n", error.what());
-    return 1;
-  }
+  return gxc::runBench("batch_transfers_bench", gxc::benchMain, argc, argv);
 }

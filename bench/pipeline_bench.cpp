@@ -19,23 +19,20 @@
 //
 // Usage: pipeline_bench [BATCH]   (default 4096)
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
-#include <vector>
 
 #include <fmt/format.h>
 
-#include "codegen/kernel_groups.h"
+#include "bench/sim_clock_replay.h"
 #include "frontend/model_loader.h"
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
 #include "runtime/param_init.h"
-#include "runtime/schedule.h"
 #include "runtime/sim_cost_model.h"
 #include "runtime/sim_executor.h"
 
@@ -81,37 +78,18 @@ struct Clock {
   double gemmEndMs = 0;     // the last GEMM ends
 };
 
-// SimExecutor::issue's clock over the schedule.
+// What the table shows, read off the sim executor's clock over the schedule.
 Clock replay(const Graph& scheduled) {
-  Schedule schedule = readSchedule(scheduled);
-  KernelSteps steps(scheduled);  // a fused kernel is one launch, timed at its root
-  std::vector<double> streamClock(schedule.streams.size(), 0.0);
-  std::map<int64_t, double> eventTime;
   Clock clock;
-  for (const ScheduledOp& scheduledOp : schedule.ops) {
-    const Op& op = *scheduledOp.op;
-    double start = streamClock[scheduledOp.stream];
-    for (int64_t event : scheduledOp.waits) start = std::max(start, eventTime.at(event));
-    double seconds = 0;
-    bool hostToDevice = false;
-    if (op.kind == OpKind::Copy) {
-      CopyDirection direction = copyDirection(op.operands[0]->type.device, op.device());
-      hostToDevice = direction == CopyDirection::HostToDevice;
-      seconds = simStagedCopySeconds(direction, op.result->type.bytes(),
-                                     SimStagingBuffers::kDefaultBytes);
-    } else if (steps.stepOf(&op).root() == &op) {
-      seconds = simStepSeconds(steps.stepOf(&op), op.device());
+  double endSeconds = replaySimClock(scheduled, [&clock](const ReplayedOp& replayed) {
+    if (replayed.copy == CopyDirection::HostToDevice && clock.firstInMs == 0)
+      clock.firstInMs = replayed.end * 1e3;
+    if (replayed.launch && kernelFlops(*replayed.launch) > 0) {
+      if (clock.gemmStartMs < 0) clock.gemmStartMs = replayed.start * 1e3;
+      clock.gemmEndMs = std::max(clock.gemmEndMs, replayed.end * 1e3);
     }
-    double end = start + seconds;
-    streamClock[scheduledOp.stream] = end;
-    if (scheduledOp.record) eventTime[*scheduledOp.record] = end;
-    clock.totalMs = std::max(clock.totalMs, end * 1e3);
-    if (hostToDevice && clock.firstInMs == 0) clock.firstInMs = end * 1e3;
-    if (steps.stepOf(&op).root() == &op && kernelFlops(steps.stepOf(&op)) > 0) {
-      if (clock.gemmStartMs < 0) clock.gemmStartMs = start * 1e3;
-      clock.gemmEndMs = std::max(clock.gemmEndMs, end * 1e3);
-    }
-  }
+  });
+  clock.totalMs = endSeconds * 1e3;
   return clock;
 }
 
@@ -130,16 +108,10 @@ void checkReplayAgainstTheSim() {
     config.gpus = gpus;
     SimRunReport report;
     std::map<std::string, Tensor> outputs = SimExecutor(*graph, config).run(inputs, &report);
-    if (std::abs(replay(*graph).totalMs - report.totalMs) > 1e-9)
-      throw std::runtime_error("the bench's clock no longer matches the sim executor's");
+    checkReplayMatchesSim(*graph, report);
     if (gpus == 1) reference = outputs;
-    const Tensor& got = outputs.at("y");
-    const Tensor& want = reference.at("y");
-    for (int64_t i = 0; i < want.numel(); ++i)
-      if (std::abs(got.loadFloat(i) - want.loadFloat(i)) >
-          1e-5 * std::max(1.0f, std::abs(want.loadFloat(i))))
-        throw std::runtime_error(
-            fmt::format("M = {} gives other outputs than 1 GPU", microbatches));
+    if (!closeTo(outputs.at("y"), reference.at("y")))
+      throw std::runtime_error(fmt::format("M = {} gives other outputs than 1 GPU", microbatches));
   }
 }
 
@@ -183,10 +155,5 @@ int benchMain(int argc, char** argv) {
 }  // namespace gxc
 
 int main(int argc, char** argv) {
-  try {
-    return gxc::benchMain(argc, argv);
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "pipeline_bench: %s\n", error.what());
-    return 1;
-  }
+  return gxc::runBench("pipeline_bench", gxc::benchMain, argc, argv);
 }
