@@ -108,14 +108,7 @@ void checkReplayAgainstTheSim() {
   std::map<std::string, Tensor> reference;
   for (int gpus : {1, 2, 4}) {
     std::unique_ptr<Graph> graph = compileFor(model, gpus);
-    std::map<std::string, Tensor> inputs;
-    for (const Value* input : graph->inputs())
-      inputs[input->name] = defaultInput(*graph, *input, 0);
-    SimConfig config;
-    config.gpus = gpus;
-    SimRunReport report;
-    std::map<std::string, Tensor> outputs = SimExecutor(*graph, config).run(inputs, &report);
-    checkReplayMatchesSim(*graph, report);
+    std::map<std::string, Tensor> outputs = runCheckingReplay(*graph, gpus);
     if (gpus == 1) reference = outputs;
     if (!closeTo(outputs.at("fc3"), reference.at("fc3")))
       throw std::runtime_error(fmt::format("{} GPUs give other outputs than 1", gpus));

@@ -101,14 +101,7 @@ void checkReplayAgainstTheSim() {
   for (int microbatches : {0, 1, 2, 4, 8}) {
     int gpus = microbatches == 0 ? 1 : 2;
     std::unique_ptr<Graph> graph = compileFor(model, gpus, microbatches);
-    std::map<std::string, Tensor> inputs;
-    for (const Value* input : graph->inputs())
-      inputs[input->name] = defaultInput(*graph, *input, 0);
-    SimConfig config;
-    config.gpus = gpus;
-    SimRunReport report;
-    std::map<std::string, Tensor> outputs = SimExecutor(*graph, config).run(inputs, &report);
-    checkReplayMatchesSim(*graph, report);
+    std::map<std::string, Tensor> outputs = runCheckingReplay(*graph, gpus);
     if (gpus == 1) reference = outputs;
     if (!closeTo(outputs.at("y"), reference.at("y")))
       throw std::runtime_error(fmt::format("M = {} gives other outputs than 1 GPU", microbatches));

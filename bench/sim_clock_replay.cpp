@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "runtime/param_init.h"
 #include "runtime/schedule.h"
 
 namespace gxc {
@@ -62,6 +63,18 @@ int runBench(const char* name, int (*benchMain)(int, char**), int argc, char** a
     std::fprintf(stderr, "%s: %s\n", name, error.what());
     return 1;
   }
+}
+
+std::map<std::string, Tensor> runCheckingReplay(const Graph& scheduled, int gpus) {
+  std::map<std::string, Tensor> inputs;
+  for (const Value* input : scheduled.inputs())
+    inputs[input->name] = defaultInput(scheduled, *input, 0);
+  SimConfig config;
+  config.gpus = gpus;
+  SimRunReport report;
+  std::map<std::string, Tensor> outputs = SimExecutor(scheduled, config).run(inputs, &report);
+  checkReplayMatchesSim(scheduled, report);
+  return outputs;
 }
 
 }  // namespace gxc

@@ -42,6 +42,9 @@ double replaySimClock(const Graph& scheduled,
 // Throws unless the replay of `scheduled` ends at the real run's SimRunReport::totalMs: the
 // bench's figures are only the sim's while the two agree.
 void checkReplayMatchesSim(const Graph& scheduled, const SimRunReport& report);
+// Runs `scheduled` on `gpus` virtual GPUs with the model's default inputs, checks that the
+// replay is the sim's clock, and returns the outputs.
+std::map<std::string, Tensor> runCheckingReplay(const Graph& scheduled, int gpus);
 
 // Whether `got` equals `want` within the relative tolerance of float arithmetic done in another
 // order (a batch split across GPUs or micro-batches).
