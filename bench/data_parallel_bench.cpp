@@ -31,8 +31,8 @@
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
 #include "runtime/param_init.h"
-#include "runtime/sim_cost_model.h"
-#include "runtime/sim_executor.h"
+#include "runtime/sim/sim_executor.h"
+#include "target/cost_model.h"
 
 namespace gxc {
 namespace {

@@ -13,11 +13,11 @@
 #include <optional>
 #include <string>
 
-#include "codegen/kernel_groups.h"
 #include "ir/graph.h"
-#include "runtime/sim_cost_model.h"
-#include "runtime/sim_executor.h"
-#include "runtime/tensor.h"
+#include "ir/kernel_steps.h"
+#include "runtime/sim/sim_executor.h"
+#include "target/cost_model.h"
+#include "tensor/tensor.h"
 
 namespace gxc {
 

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "codegen/cuda_source.h"
-#include "codegen/kernel_groups.h"
 #include "ir/graph.h"
+#include "ir/kernel_steps.h"
 
 namespace gxc::cuda {
 

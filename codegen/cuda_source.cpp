@@ -10,8 +10,8 @@
 #include <map>
 
 #include "codegen/cuda_emit.h"
-#include "codegen/kernel_groups.h"
 #include "ir/diagnostic.h"
+#include "ir/kernel_steps.h"
 
 namespace gxc {
 namespace {

@@ -1,7 +1,7 @@
 // CUDA C++ source of a placed (and possibly fused) graph's kernels: the text that NVRTC
 // compiles for GPUs and the host C++ compiler compiles for `cpu` and `sim` (see gxc_kernel.h).
 //
-// What it does: every step of the graph (codegen/kernel_groups.h) that is not a GEMM, a copy,
+// What it does: every step of the graph (ir/kernel_steps.h) that is not a GEMM, a copy,
 // a param or a view gets one generated kernel: a lone op (every elementwise op, softmax,
 // log_softmax, layer_norm, sum/mean/max, transpose, concat, slice off axis 0, embedding,
 // mse_loss, cross_entropy) or a whole fused kernel (elementwise ops; one anchor with the
@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ir/fused_kernel.h"
 #include "ir/graph.h"
 
 namespace gxc {
@@ -50,7 +51,5 @@ CudaSource generateCudaSource(const Graph& graph);
 
 // gxc_kernel.h, as embedded in the library: the header NVRTC and the host compiler get.
 std::string_view kernelHeaderText();
-// Arguments a kernel can take (GXC_MAX_ARGS of the header).
-constexpr int kMaxKernelArgs = 64;
 
 }  // namespace gxc

@@ -11,9 +11,9 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "frontend/safetensors.h"
 #include "frontend/yaml_util.h"
 #include "ir/graph.h"
+#include "tensor/safetensors.h"
 
 namespace gxc {
 

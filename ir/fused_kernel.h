@@ -33,6 +33,10 @@
 
 namespace gxc {
 
+// Pointers one kernel launch passes: its result, then its inputs (GxcArgs, GXC_MAX_ARGS in
+// codegen/gxc_kernel.h). A fused kernel, and a batch-transfers pack, read at most one less.
+constexpr int kMaxKernelArgs = 64;
+
 enum class KernelRole { None, Elementwise, Anchor, Gemm };
 
 // What `op` may be in a fused kernel; None: never a member. Reads the types where known.

@@ -8,7 +8,7 @@
 
 #include <fmt/ranges.h>
 
-#include "runtime/sim_cost_model.h"
+#include "target/cost_model.h"
 
 namespace gxc {
 namespace {

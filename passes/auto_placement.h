@@ -10,7 +10,7 @@
 // topological order, so it is linear in the graph's size); each goes to the candidate where
 // it would finish first: when that device is free, after its inputs arrive (the producer's
 // finish, plus a copy when the producer sits elsewhere), plus its own time. Times come from
-// the sim platform's cost table (runtime/sim_cost_model.h): GEMMs at 50 TFLOP/s on a GPU
+// the sim platform's cost table (target/cost_model.h): GEMMs at 50 TFLOP/s on a GPU
 // and about 1 TFLOP/s on the host, everything else by memory traffic, 5 us per launch and
 // per copy. A candidate is allowed only if its memory still holds what the layer adds: the
 // params it reads that are not there yet (a free param goes with its consumers) and its

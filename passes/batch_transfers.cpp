@@ -43,7 +43,7 @@
 //   below 109 KB (107 KiB); over NVLink 1/380e9 + 4/3e12 = 4.0 ps a byte: below 1.26 MB.
 //   Larger copies move alone; for them the latency is a small part of the time anyway.
 // - A batch has two members at least; empty tensors are left alone (nothing to slice).
-// - A batch has kMaxKernelArgs - 1 members at most (codegen/cuda_source.h): the pack is one
+// - A batch has kMaxKernelArgs - 1 members at most (ir/fused_kernel.h): the pack is one
 //   concat, one generated kernel, whose arguments are the result and every source.
 //
 // What it costs, what it saves. The packed buffer exists on both sides while it moves (each
@@ -76,9 +76,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "codegen/cuda_source.h"
+#include "ir/fused_kernel.h"
 #include "passes/assign_streams.h"
-#include "runtime/sim_cost_model.h"
+#include "target/cost_model.h"
 
 namespace gxc {
 namespace {
@@ -93,7 +93,7 @@ double memoryBytesPerSecond(const Device& device) {
 }  // namespace
 
 int64_t maxBatchedCopyBytes(const Device& from, const Device& to) {
-  // The sim platform's H100 table (runtime/sim_cost_model.cpp gives the sources).
+  // The sim platform's H100 table (target/cost_model.cpp gives the sources).
   const SimCostTable& costs = h100SxmCosts();
   double link = from.isCpu() || to.isCpu() ? costs.hostToDevicePinnedBytesPerSecond
                                            : costs.deviceToDeviceBytesPerSecond;

@@ -75,7 +75,6 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "codegen/cuda_source.h"
 #include "ir/fused_kernel.h"
 
 namespace gxc {
@@ -90,7 +89,7 @@ struct Group {
   std::vector<const Value*> inputs;  // read from outside the group, each once
 };
 
-// A kernel takes its result and its inputs as arguments (codegen/cuda_source.h).
+// A kernel takes its result and its inputs as arguments (ir/fused_kernel.h).
 constexpr size_t kMaxInputs = kMaxKernelArgs - 1;
 
 std::vector<const Value*> distinctOperands(const Op& op) {

@@ -18,7 +18,7 @@
 //   speedup of at most K M / (M + K - 1) over one device (2M / (M + 1) for two). Three
 //   things follow for a compiler:
 //     - the cut must balance the cells, since the slowest one sets the pace: the sim cost
-//       model prices every layer (runtime/sim_cost_model.h) and the cut minimizes the
+//       model prices every layer (target/cost_model.h) and the cut minimizes the
 //       slowest stage, each within its device's memory (pipeline_stage_cut.h). Copies between
 //       stages are left out of the balance: they run on copy streams, beside the compute;
 //     - micro-batches must give the single-batch answer: they are the batch split as
@@ -53,7 +53,7 @@
 #include "passes/batch_split.h"
 #include "passes/data_parallel_rules.h"
 #include "passes/pipeline_stage_cut.h"
-#include "runtime/sim_cost_model.h"
+#include "target/cost_model.h"
 
 namespace gxc {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "ir/fused_kernel.h"
 #include "passes/plan_memory_packing.h"
-#include "runtime/caching_allocator.h"
+#include "target/byte_size.h"
 
 namespace gxc {
 namespace {

@@ -70,7 +70,7 @@
 
 #include "ir/param_shard.h"
 #include "passes/split_layers_plan.h"
-#include "runtime/caching_allocator.h"
+#include "target/byte_size.h"
 
 namespace gxc {
 namespace {

@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <iterator>
+
+#include "target/byte_size.h"
 
 namespace gxc {
 
@@ -21,18 +22,6 @@ int64_t roundUp(int64_t value, int64_t multiple) {
 }
 
 }  // namespace
-
-std::string formatBytes(int64_t bytes) {
-  if (bytes < 1024) return fmt::format("{} B", bytes);
-  static const char* const kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
-  double value = static_cast<double>(bytes) / 1024;
-  size_t unit = 0;
-  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
-    value /= 1024;
-    ++unit;
-  }
-  return fmt::format("{:.1f} {}", value, kUnits[unit]);
-}
 
 CachingAllocator::CachingAllocator(std::string device, int64_t capacityBytes)
     : device_(std::move(device)), capacity_(capacityBytes) {

@@ -47,9 +47,6 @@ struct MemoryStats {
   int64_t cacheHits = 0;           // requests served from the cache, without a cudaMalloc
 };
 
-// "512 B", "1.5 KiB", "7.5 GiB": one decimal from KiB up.
-std::string formatBytes(int64_t bytes);
-
 class CachingAllocator {
  public:
   static constexpr int64_t kRoundBytes = 512;        // every block is a multiple of this

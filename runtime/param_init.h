@@ -7,9 +7,9 @@
 #include <memory>
 #include <string>
 
-#include "frontend/safetensors.h"
 #include "ir/graph.h"
-#include "runtime/tensor.h"
+#include "tensor/safetensors.h"
+#include "tensor/tensor.h"
 
 namespace gxc {
 

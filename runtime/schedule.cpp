@@ -1,6 +1,7 @@
 #include "runtime/schedule.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 #include <tuple>
 
@@ -101,6 +102,11 @@ Schedule readSchedule(const Graph& graph) {
     schedule.ops[i].stream = streamIndex.at(streamOfOp[i]);
   schedule.events.assign(recorded.begin(), recorded.end());
   return schedule;
+}
+
+bool launchBlockingFromEnvironment() {
+  const char* value = std::getenv("GXC_LAUNCH_BLOCKING");
+  return value && std::string_view(value) == "1";
 }
 
 }  // namespace gxc

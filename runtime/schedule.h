@@ -49,4 +49,8 @@ struct Schedule {
 
 Schedule readSchedule(const Graph& graph);
 
+// Whether GXC_LAUNCH_BLOCKING=1 is set in the environment: the platforms that run streams
+// then complete every op before issuing the next (as CUDA_LAUNCH_BLOCKING=1 does).
+bool launchBlockingFromEnvironment();
+
 }  // namespace gxc

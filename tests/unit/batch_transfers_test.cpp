@@ -17,7 +17,7 @@
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
 #include "runtime/param_init.h"
-#include "runtime/sim_executor.h"
+#include "runtime/sim/sim_executor.h"
 
 namespace gxc {
 namespace {

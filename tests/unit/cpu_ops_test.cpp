@@ -12,10 +12,10 @@
 
 #include <gtest/gtest.h>
 
-#include "frontend/safetensors.h"
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
-#include "runtime/host_executor.h"
+#include "runtime/host/host_executor.h"
+#include "tensor/safetensors.h"
 #include "tests/unit/op_fixtures.h"
 
 namespace gxc {

@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "cuda_test_helpers.h"
-#include "runtime/cuda_allocator.h"
-#include "runtime/cuda_check.h"
+#include "runtime/cuda/cuda_allocator.h"
+#include "runtime/cuda/cuda_check.h"
 
 namespace gxc {
 namespace {

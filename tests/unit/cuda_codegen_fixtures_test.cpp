@@ -13,8 +13,8 @@
 #include <gtest/gtest.h>
 
 #include "codegen/cuda_source.h"
-#include "runtime/host_generated_kernels.h"
-#include "runtime/reference_ops.h"
+#include "runtime/host/host_generated_kernels.h"
+#include "runtime/reference/reference_ops.h"
 #include "tests/unit/op_fixture_graph.h"
 #include "tests/unit/op_fixtures.h"
 

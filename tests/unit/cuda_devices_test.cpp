@@ -1,7 +1,7 @@
-// Device enumeration: never a crash, with or without a driver or GPU (runtime/gpu_devices.h).
+// Device enumeration: never a crash, with or without a driver or GPU (runtime/cuda/gpu_devices.h).
 #include <gtest/gtest.h>
 
-#include "runtime/gpu_devices.h"
+#include "runtime/cuda/gpu_devices.h"
 
 namespace gxc {
 namespace {

@@ -4,8 +4,8 @@
 
 #include "cuda_test_helpers.h"
 #include "output_compare.h"
-#include "runtime/cuda_check.h"
-#include "runtime/cuda_executor.h"
+#include "runtime/cuda/cuda_check.h"
+#include "runtime/cuda/cuda_executor.h"
 #include "sim_test_graphs.h"
 
 namespace gxc {

@@ -19,10 +19,10 @@
 #include "ir/parser.h"
 #include "ir/verifier.h"
 #include "passes/pass_manager.h"
-#include "runtime/host_executor.h"
-#include "runtime/host_generated_kernels.h"
+#include "runtime/host/host_executor.h"
+#include "runtime/host/host_generated_kernels.h"
 #include "runtime/param_init.h"
-#include "runtime/sim_executor.h"
+#include "runtime/sim/sim_executor.h"
 
 namespace gxc {
 namespace {

@@ -1,4 +1,4 @@
-// cuBLASLt GEMMs (runtime/cuda_gemm.h) against the reference interpreter: f32, f16 and bf16,
+// cuBLASLt GEMMs (runtime/cuda/cuda_gemm.h) against the reference interpreter: f32, f16 and bf16,
 // the bias / relu / gelu epilogues, transposes and broadcast batches.
 #include <gtest/gtest.h>
 
@@ -9,9 +9,9 @@
 #include "cuda_test_helpers.h"
 #include "ir/parser.h"
 #include "output_compare.h"
-#include "runtime/cuda_check.h"
-#include "runtime/cuda_gemm.h"
-#include "runtime/reference_ops.h"
+#include "runtime/cuda/cuda_check.h"
+#include "runtime/cuda/cuda_gemm.h"
+#include "runtime/reference/reference_ops.h"
 
 namespace gxc {
 namespace {

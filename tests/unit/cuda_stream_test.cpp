@@ -1,13 +1,13 @@
-// Streams, events and pinned staging on a real GPU (runtime/cuda_stream.h, cuda_staging.h).
+// Streams, events and pinned staging on a real GPU (runtime/cuda/cuda_stream.h, cuda_staging.h).
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <memory>
 
 #include "cuda_test_helpers.h"
-#include "runtime/cuda_check.h"
-#include "runtime/cuda_staging.h"
-#include "runtime/cuda_stream.h"
+#include "runtime/cuda/cuda_check.h"
+#include "runtime/cuda/cuda_staging.h"
+#include "runtime/cuda/cuda_stream.h"
 
 namespace gxc {
 namespace {

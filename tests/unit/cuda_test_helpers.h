@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "runtime/gpu_devices.h"
+#include "runtime/cuda/gpu_devices.h"
 
 #define GXC_REQUIRE_GPUS(count)                                                          \
   do {                                                                                   \

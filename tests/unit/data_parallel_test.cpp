@@ -21,9 +21,9 @@
 #include "passes/data_parallel_rules.h"
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
-#include "runtime/host_executor.h"
+#include "runtime/host/host_executor.h"
 #include "runtime/param_init.h"
-#include "runtime/sim_executor.h"
+#include "runtime/sim/sim_executor.h"
 
 namespace gxc {
 namespace {

@@ -28,7 +28,7 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "passes/fuse.h"
-#include "runtime/host_executor.h"
+#include "runtime/host/host_executor.h"
 #include "runtime/param_init.h"
 
 namespace gxc {

@@ -17,11 +17,11 @@
 #include <gtest/gtest.h>
 
 #include "frontend/model_loader.h"
-#include "frontend/npy.h"
-#include "frontend/safetensors.h"
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
-#include "runtime/host_executor.h"
+#include "runtime/host/host_executor.h"
+#include "tensor/npy.h"
+#include "tensor/safetensors.h"
 
 namespace gxc {
 namespace {

@@ -1,7 +1,7 @@
 // Tests of the .npy reader and writer: files NumPy wrote (tests/fixtures/io, made by
 // make_io_fixtures.py), round trips of every dtype, and one test per refused file asserting
 // the exact message.
-#include "frontend/npy.h"
+#include "tensor/npy.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -12,14 +12,14 @@
 #include <string>
 
 #include "codegen/cuda_source.h"
-#include "codegen/kernel_groups.h"
 #include "codegen/nvrtc_compiler.h"
 #include "frontend/model_loader.h"
+#include "ir/kernel_steps.h"
 #include "ir/parser.h"
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
-#include "runtime/cuda_gemm.h"
-#include "runtime/cuda_kernels.h"
+#include "runtime/cuda/cuda_gemm.h"
+#include "runtime/cuda/cuda_kernels.h"
 #include "tests/unit/op_fixture_graph.h"
 
 namespace gxc {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "ir/graph.h"
-#include "runtime/tensor.h"
+#include "tensor/tensor.h"
 
 namespace gxc::fixtures {
 

@@ -11,7 +11,7 @@
 
 #include "ir/attributes.h"
 #include "ir/tensor_type.h"
-#include "runtime/tensor.h"
+#include "tensor/tensor.h"
 
 namespace gxc::fixtures {
 

@@ -20,9 +20,9 @@
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
 #include "passes/pipeline_stage_cut.h"
-#include "runtime/host_executor.h"
+#include "runtime/host/host_executor.h"
 #include "runtime/param_init.h"
-#include "runtime/sim_executor.h"
+#include "runtime/sim/sim_executor.h"
 
 namespace gxc {
 namespace {

@@ -1,6 +1,6 @@
 // Checks the reference interpreter against tests/fixtures/ops.json, whose expected values
 // make_op_fixtures.py computes independently in NumPy, and checks its runtime errors.
-#include "runtime/reference_ops.h"
+#include "runtime/reference/reference_ops.h"
 
 #include <memory>
 #include <string>

@@ -1,7 +1,7 @@
 // Tests of the safetensors reader and writer: files the Python safetensors package wrote
 // (tests/fixtures/io, made by make_io_fixtures.py), round trips of every dtype, and one test per
 // refused file asserting the exact message.
-#include "frontend/safetensors.h"
+#include "tensor/safetensors.h"
 
 #include <algorithm>
 #include <cstdlib>

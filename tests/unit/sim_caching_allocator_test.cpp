@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runtime/caching_allocator.h"
+#include "target/byte_size.h"
 
 namespace gxc {
 namespace {

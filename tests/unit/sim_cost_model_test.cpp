@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "ir/parser.h"
-#include "runtime/sim_cost_model.h"
+#include "target/cost_model.h"
 
 namespace gxc {
 namespace {

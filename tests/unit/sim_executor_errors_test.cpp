@@ -3,7 +3,7 @@
 // the failing layer, and graphs or configurations that break the contract.
 #include <gtest/gtest.h>
 
-#include "runtime/sim_executor.h"
+#include "runtime/sim/sim_executor.h"
 #include "sim_test_graphs.h"
 
 namespace gxc {

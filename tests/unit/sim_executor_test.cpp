@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runtime/sim_executor.h"
+#include "runtime/sim/sim_executor.h"
 #include "sim_test_graphs.h"
 
 namespace gxc {

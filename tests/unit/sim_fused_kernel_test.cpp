@@ -6,12 +6,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "codegen/kernel_groups.h"
+#include "ir/kernel_steps.h"
 #include "ir/parser.h"
 #include "passes/pass_manager.h"
 #include "runtime/param_init.h"
-#include "runtime/sim_cost_model.h"
-#include "runtime/sim_executor.h"
+#include "runtime/sim/sim_executor.h"
+#include "target/cost_model.h"
 
 namespace gxc {
 namespace {

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/sim_stream.h"
+#include "runtime/sim/sim_stream.h"
 
 namespace gxc {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "ir/parser.h"
-#include "runtime/host_executor.h"
+#include "runtime/host/host_executor.h"
 #include "runtime/param_init.h"
 
 namespace gxc::simtest {

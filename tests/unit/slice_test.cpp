@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "ir/infer_type.h"
-#include "runtime/reference_ops.h"
+#include "runtime/reference/reference_ops.h"
 
 namespace gxc {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/tensor.h"
+#include "tensor/tensor.h"
 
 namespace gxc {
 namespace {

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
 
 #include "ir/diagnostic.h"
-#include "runtime/gpu_devices.h"
+#include "runtime/cuda/gpu_devices.h"
+#include "target/byte_size.h"
 
 namespace gxc {
 
@@ -46,15 +48,9 @@ SimGpusOption parseSimGpusOption(const std::string& text) {
       option.count < 1 || option.count > 64)
     return fail();
   if (colon == std::string::npos) return option;
-  std::string_view memory(text.data() + colon + 1, text.size() - colon - 1);
-  int64_t amount = 0;
-  auto [unitStart, memoryEc] =
-      std::from_chars(memory.data(), memory.data() + memory.size(), amount);
-  std::string_view unit(unitStart, static_cast<size_t>(memory.data() + memory.size() - unitStart));
-  int shift = unit == "B" ? 0 : unit == "KiB" ? 10 : unit == "MiB" ? 20 : unit == "GiB" ? 30 : -1;
-  if (memoryEc != std::errc() || amount <= 0 || shift < 0 || amount > (int64_t{1} << (62 - shift)))
-    return fail();
-  option.memoryBytes = amount << shift;
+  std::optional<int64_t> memoryBytes = parseByteSize(std::string_view(text).substr(colon + 1));
+  if (!memoryBytes) return fail();
+  option.memoryBytes = *memoryBytes;
   return option;
 }
 

@@ -34,7 +34,7 @@ SimGpusOption parseSimGpusOption(const std::string& text);
 
 // The run's devices from --devices and --sim-gpus together: with virtual GPUs, the default is
 // all of them and every index must name one; without, the real GPUs CUDA enumerates (see
-// runtime/gpu_devices.h): the default is all of them, or the host with a note on `notes`
+// runtime/cuda/gpu_devices.h): the default is all of them, or the host with a note on `notes`
 // where there is none, and an index that names no GPU is a usage error.
 DeviceList resolveRunDevices(const std::string& devicesText, const SimGpusOption& sim,
                              std::ostream& notes);

@@ -3,7 +3,7 @@
 #include "codegen/cuda_source.h"
 #include "codegen/kernel_cache.h"
 #include "ir/diagnostic.h"
-#include "runtime/gpu_devices.h"
+#include "runtime/cuda/gpu_devices.h"
 #ifdef GXC_HAVE_CUDA
 #include "codegen/nvrtc_compiler.h"
 #endif

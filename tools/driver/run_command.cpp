@@ -9,11 +9,11 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "frontend/npy.h"
-#include "runtime/cuda_platform.h"
-#include "runtime/host_executor.h"
+#include "runtime/cuda/cuda_platform.h"
+#include "runtime/host/host_executor.h"
 #include "runtime/param_init.h"
-#include "runtime/sim_executor.h"
+#include "runtime/sim/sim_executor.h"
+#include "tensor/npy.h"
 #include "tools/driver/gpu_code.h"
 #include "tools/driver/run_summary.h"
 #include "tools/driver/tensor_format.h"

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "runtime/caching_allocator.h"
+#include "target/byte_size.h"
 
 namespace gxc {
 namespace {

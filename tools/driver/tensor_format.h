@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "runtime/tensor.h"
+#include "tensor/tensor.h"
 
 namespace gxc {
 

@@ -1,0 +1,263 @@
+#include "runtime/cuda/cuda_executor.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "runtime/cuda/cuda_allocator.h"
+#include "runtime/cuda/cuda_check.h"
+#include "runtime/cuda/cuda_run_state.h"
+#include "runtime/host/host_generated_kernels.h"
+
+namespace gxc {
+
+CudaExecutor::CudaExecutor(const Graph& scheduled, CudaConfig config)
+    : graph_(scheduled),
+      config_(std::move(config)),
+      schedule_(readSchedule(scheduled)),
+      steps_(scheduled) {
+  int available = 0;
+  checkCuda(cudaGetDeviceCount(&available), "counting GPUs");
+  for (int gpu : config_.deviceMap)
+    if (gpu < 0 || gpu >= available)
+      usageError("--devices: there is no GPU {}; CUDA finds GPUs 0 to {}", gpu, available - 1);
+  checkRunnable();
+  planSteps();
+
+  std::optional<GpuArch> oldest;
+  for (size_t i = 0; i < config_.deviceMap.size(); ++i) {
+    int device = config_.deviceMap[i];
+    cudaDeviceProp properties{};
+    checkCuda(cudaGetDeviceProperties(&properties, device), fmt::format("GPU {}", device));
+    if (!oldest || properties.major * 10 + properties.minor < oldest->number())
+      oldest = GpuArch{properties.major, properties.minor, ""};
+    auto gpu = std::make_unique<Gpu>();
+    gpu->cudaDevice = device;
+    gpu->allocator = makeCudaCachingAllocator(Device::cuda(static_cast<int>(i)).str(), device,
+                                              static_cast<int64_t>(properties.totalGlobalMem));
+    gpu->gemm = std::make_unique<CudaGemmRunner>(device, config_.allowTf32);
+    gpu->runStart = std::make_unique<CudaEvent>(device, /*timing=*/true);
+    gpus_.push_back(std::move(gpu));
+  }
+  hostAllocator_ =
+      std::make_unique<CachingAllocator>("cpu", std::numeric_limits<int64_t>::max() / 2);
+
+  // Peer access both ways where the hardware has it (NVLink, or PCIe peer to peer).
+  for (int from : config_.deviceMap)
+    for (int to : config_.deviceMap) {
+      if (from == to) continue;
+      int canAccess = 0;
+      checkCuda(cudaDeviceCanAccessPeer(&canAccess, to, from), "querying peer access");
+      if (!canAccess) continue;
+      CudaDeviceGuard guard(to);
+      cudaError_t status = cudaDeviceEnablePeerAccess(from, 0);
+      if (status == cudaErrorPeerAccessAlreadyEnabled)
+        cudaGetLastError();
+      else
+        checkCuda(status, fmt::format("enabling peer access from GPU {} to GPU {}", to, from));
+      peers_.insert({from, to});
+    }
+
+  for (const ScheduledStream& stream : schedule_.streams) {
+    bool onGpu = stream.device.isCuda();
+    int device = onGpu ? config_.deviceMap.at(stream.device.index) : -1;
+    streams_.push_back(onGpu ? std::make_unique<CudaStream>(device, stream.name) : nullptr);
+    bool copies = onGpu && stream.role != StreamRole::Compute;
+    staging_.push_back(copies ? std::make_unique<CudaStagingBuffer>(config_.stagingBytes)
+                              : nullptr);
+  }
+  // An event lives on the GPU of the stream that records it (cudaEventRecord requires it).
+  for (const ScheduledOp& op : schedule_.ops) {
+    if (!op.record) continue;
+    const CudaStream* stream = streams_[op.stream].get();
+    events_[*op.record] = stream ? std::make_unique<CudaEvent>(stream->device()) : nullptr;
+  }
+  // One program for the graph, for an architecture every GPU of the run can run (PTX for an
+  // older one is compiled by the driver for a newer GPU; not the other way round).
+  bool gpuKernels = false;
+  for (const KernelStep& step : steps_.steps())
+    gpuKernels |= step.kind == StepKind::Generated && step.root()->device().isCuda();
+  if (gpuKernels && oldest) {
+    program_ = buildCudaProgram(graph_, config_.arch.value_or(*oldest), config_.cache);
+    kernels_ = std::make_unique<CudaKernelLibrary>(program_.ptx);
+  }
+  for (const KernelStep& step : steps_.steps())
+    if (step.kind == StepKind::Generated && step.root()->device().isCuda())
+      GXC_CHECK(program_.kernels.count(step.root()), "layer '{}' ({}): no generated kernel",
+                step.root()->layerName(), opName(step.root()->kind));
+}
+
+CudaExecutor::~CudaExecutor() {
+  for (const auto& stream : streams_)
+    if (stream) cudaStreamSynchronize(stream->get());
+  cudaGetLastError();
+  params_.clear();  // blocks go with their allocators, which free every segment
+}
+
+void CudaExecutor::checkRunnable() const {
+  for (const ScheduledOp& scheduled : schedule_.ops) {
+    const Op& op = *scheduled.op;
+    if (op.device().isCuda() && op.device().index >= static_cast<int>(config_.deviceMap.size()))
+      runtimeError(op.loc, "layer '{}' is on {}, but the run has {} GPU(s)", op.layerName(),
+                   op.device().str(), config_.deviceMap.size());
+  }
+}
+
+void CudaExecutor::planSteps() {
+  std::map<const Op*, size_t> issueIndex;
+  for (size_t i = 0; i < schedule_.ops.size(); ++i) issueIndex[schedule_.ops[i].op] = i;
+  auto extend = [&](const Value* value, size_t index) {
+    auto last = schedule_.lastUse.find(value);
+    if (last != schedule_.lastUse.end()) last->second = std::max(last->second, index);
+  };
+  for (const KernelStep& step : steps_.steps()) {
+    const Op& root = *step.root();
+    if (step.kind == StepKind::Param) continue;
+    // A fused kernel reads its inputs when its root runs: they live until then.
+    for (const Value* input : step.inputs) extend(input, issueIndex.at(&root));
+    if (!root.device().isCuda()) continue;
+    if (step.kind == StepKind::Gemm) gemms_[&root] = describeGemm(step);
+    if (step.kind == StepKind::View) {
+      const Value* base = root.operands[0];
+      if (auto outer = viewBase_.find(base); outer != viewBase_.end()) base = outer->second;
+      viewBase_[root.result] = base;
+    }
+    for (const Op* op : step.ops) {
+      const Value* indices = dataIndexOperand(*op);
+      // Moved unchanged from a graph input: that input's host tensor holds the same values.
+      while (indices && indices->producer &&
+             (stepKindOf(*indices->producer) == StepKind::Copy ||
+              indices->producer->kind == OpKind::Reshape))
+        indices = indices->producer->operands[0];
+      if (indices && !indices->producer) inputIndices_.emplace_back(op, indices);
+    }
+  }
+  // A view's bytes are its base's: the base lives as long as its last view is read.
+  for (const auto& [view, base] : viewBase_) {
+    auto last = schedule_.lastUse.find(view);
+    if (last != schedule_.lastUse.end()) extend(base, last->second);
+  }
+}
+
+void CudaExecutor::checkInputIndices(const std::map<std::string, Tensor>& inputs) const {
+  for (const auto& [op, input] : inputIndices_)
+    checkDataIndices(*op, boundInput(inputs, input->name, input->type));
+}
+
+MemoryStats CudaExecutor::memoryStats(const Device& device) const {
+  if (device.isCpu()) return hostAllocator_->stats();
+  return gpus_.at(device.index)->allocator->stats();
+}
+
+void CudaExecutor::releaseCached() {
+  for (auto& gpu : gpus_) gpu->allocator->releaseCached();
+}
+
+int64_t CudaExecutor::pinnedAllocations() const {
+  int64_t count = 0;
+  for (const auto& buffer : staging_)
+    if (buffer) count += buffer->pinnedAllocations();
+  return count;
+}
+
+void CudaExecutor::uploadParams() {
+  try {
+    for (const Op* param : schedule_.params) {
+      auto live = std::make_unique<Live>();
+      Tensor value = materializeParam(*param, weightFiles_);
+      const Device& device = param->device();
+      std::string purpose = fmt::format("param '{}'", param->layerName());
+      if (device.isCpu()) {
+        live->allocator = hostAllocator_.get();
+        live->block = live->allocator->allocate(param->result->type.bytes(), purpose, param->loc);
+        live->host = std::make_shared<Tensor>(std::move(value));
+      } else {
+        Gpu& gpu = *gpus_.at(device.index);
+        live->allocator = gpu.allocator.get();
+        live->block = live->allocator->allocate(param->result->type.bytes(), purpose, param->loc);
+        live->device = live->block.address;
+        CudaDeviceGuard guard(gpu.cudaDevice);
+        checkCuda(cudaMemcpy(live->device, value.data(), value.nbytes(), cudaMemcpyHostToDevice),
+                  fmt::format("uploading param '{}' to {}", param->layerName(), device.str()));
+      }
+      params_[param->result] = std::move(live);
+    }
+    // A cudaMemcpy from pageable memory may return before its DMA ends, and the run's
+    // streams do not wait for the legacy stream: wait here, once.
+    for (const auto& gpu : gpus_) {
+      CudaDeviceGuard guard(gpu->cudaDevice);
+      checkCuda(cudaDeviceSynchronize(),
+                fmt::format("uploading params to GPU {}", gpu->cudaDevice));
+    }
+  } catch (...) {
+    for (auto& [value, live] : params_) live->allocator->free(live->block);
+    params_.clear();
+    throw;
+  }
+  paramsReady_ = true;
+}
+
+std::map<std::string, Tensor> CudaExecutor::run(const std::map<std::string, Tensor>& inputs,
+                                                CudaRunReport* report) {
+  if (!paramsReady_) uploadParams();
+  hostAllocator_->resetPeaks();
+  RunState state;
+  auto deviceReport = [](std::string name, int gpu) {
+    CudaDeviceReport device;
+    device.device = std::move(name);
+    device.gpu = gpu;
+    return device;
+  };
+  state.devices.push_back(deviceReport("cpu", -1));
+  for (size_t i = 0; i < gpus_.size(); ++i) {
+    Gpu& gpu = *gpus_[i];
+    gpu.allocator->resetPeaks();
+    state.devices.push_back(deviceReport(Device::cuda(static_cast<int>(i)).str(), gpu.cudaDevice));
+  }
+  // Every stream of a GPU starts after its start event (recorded on the GPU's first
+  // stream), so the device's time is measured from one point.
+  std::vector<bool> started(gpus_.size(), false);
+  for (size_t s = 0; s < streams_.size(); ++s) {
+    if (!streams_[s]) continue;
+    size_t gpu = static_cast<size_t>(schedule_.streams[s].device.index);
+    if (!started[gpu])
+      gpus_[gpu]->runStart->record(*streams_[s]);
+    else
+      gpus_[gpu]->runStart->waitOn(*streams_[s]);
+    started[gpu] = true;
+  }
+
+  std::exception_ptr failure;
+  try {
+    checkInputIndices(inputs);
+    for (const Value* input : graph_.inputs()) placeInput(state, input, inputs);
+    for (size_t i = 0; i < schedule_.ops.size(); ++i) issue(state, i);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  try {
+    finish(state);
+  } catch (...) {
+    if (!failure) failure = std::current_exception();
+  }
+  std::map<std::string, Tensor> outputs;
+  if (!failure)
+    for (const GraphOutput& output : graph_.outputs())
+      outputs[output.name] = *liveOf(state, output.value).host;
+  for (auto& [value, live] : state.live)
+    if (live.allocator) live.allocator->free(live.block);
+  state.live.clear();
+  if (failure) std::rethrow_exception(failure);
+  if (report) {
+    report->devices = state.devices;
+    report->totalMs = state.devices[0].ms;
+    report->devices[0].memory = hostAllocator_->stats();
+    for (size_t i = 0; i < gpus_.size(); ++i)
+      report->devices[i + 1].memory = gpus_[i]->allocator->stats();
+  }
+  return outputs;
+}
+
+}  // namespace gxc

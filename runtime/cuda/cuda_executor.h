@@ -1,0 +1,131 @@
+// Executes a scheduled graph on the `cuda` platform: real GPUs through the CUDA runtime.
+//
+// What it does: the sim executor's plan on real devices, step by step as the sim executes it
+// (ir/kernel_steps.h). Ops are issued in program order onto the schedule's streams (one
+// CUDA stream per scheduled GPU stream), waiting for and recording the schedule's events
+// (cudaStreamWaitEvent, cudaEventRecord); ops of the host stream run on the calling thread
+// once the events they wait for have completed. On a GPU, a step runs as its kind says:
+//   - Generated: the step's generated kernel (codegen's translation unit for the graph,
+//     compiled by NVRTC for the run's architecture through the kernel cache, loaded once:
+//     runtime/cuda/cuda_kernels.h), launched with GxcArgs {result, inputs...};
+//   - Gemm: one cuBLASLt call (runtime/cuda/cuda_gemm.h) with the fused kernel's bias and
+//     activation as cuBLASLt's epilogue, not as a separate kernel;
+//   - Copy: host<->device through each copy stream's pinned staging buffer
+//     (runtime/cuda/cuda_staging.h); device<->device by cudaMemcpyPeerAsync where the two GPUs can
+//     access each other's memory (peer access is enabled at start), else the pinned buffer;
+//   - View (reshape, slice along axis 0): no memory and no work, a pointer into its base;
+//   - an internal member of a fused kernel: nothing (its root computes it), but its events.
+// Each GPU's memory comes from a caching allocator over cudaMalloc with PyTorch's statistics
+// (runtime/cuda/cuda_allocator.h).
+//
+// Indices that are data (embedding indices, cross_entropy targets) are checked on the host
+// with the reference interpreter's messages, never left to produce garbage or fault on the
+// GPU. Where they are a graph input moved unchanged (copies, reshapes), the input's host tensor
+// is checked when the run starts, at no cost; where a GPU computed them, the step's stream is
+// drained and the (small, integer) tensor copied back before the kernel is launched.
+//
+// Freeing: a value's block is freed after its last reader in program order, as on sim (a fused
+// kernel reads its inputs when its root runs; a view's base lives as long as the view), but a
+// GPU may still be reading it; so the block goes back to the allocator only once an event
+// recorded on every stream that used it has completed (PyTorch's record_stream).
+//
+// Requires: a graph after assign-streams (runtime/schedule.h) whose cuda:i are all in the
+// config's device map.
+// Guarantees: outputs equal the reference interpreter's within float tolerance. A failed run
+// drains every stream, frees its activations (params stay resident) and throws a runtime
+// error (exit 3); GXC_LAUNCH_BLOCKING=1 attributes a GPU failure to its layer.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "codegen/kernel_cache.h"
+#include "ir/graph.h"
+#include "ir/kernel_steps.h"
+#include "runtime/caching_allocator.h"
+#include "runtime/cuda/cuda_gemm.h"
+#include "runtime/cuda/cuda_kernels.h"
+#include "runtime/cuda/cuda_platform.h"
+#include "runtime/cuda/cuda_staging.h"
+#include "runtime/param_init.h"
+#include "runtime/schedule.h"
+#include "tensor/tensor.h"
+
+namespace gxc {
+
+struct CudaConfig {
+  std::vector<int> deviceMap;   // cuda:i runs on CUDA device deviceMap[i] (--devices)
+  bool launchBlocking = false;  // GXC_LAUNCH_BLOCKING=1
+  bool allowTf32 = false;       // GXC_ALLOW_TF32=1
+  int64_t stagingBytes = CudaStagingBuffer::kDefaultBytes;
+  std::optional<GpuArch> arch;  // of the generated kernels; default: the run's oldest GPU's
+  KernelCache cache = KernelCache::fromEnvironment();
+};
+
+class CudaExecutor {
+ public:
+  CudaExecutor(const Graph& scheduled, CudaConfig config);
+  CudaExecutor(const CudaExecutor&) = delete;
+  CudaExecutor& operator=(const CudaExecutor&) = delete;
+  ~CudaExecutor();
+
+  std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs,
+                                    CudaRunReport* report = nullptr);
+
+  void releaseCached();  // torch.cuda.empty_cache() on every GPU
+  MemoryStats memoryStats(const Device& device) const;
+  int64_t pinnedAllocations() const;
+  const KernelCacheStats& kernelCacheStats() const { return config_.cache.stats(); }
+  // Whether copies from GPU `from` to GPU `to` (CUDA numbering) go peer to peer.
+  bool peerToPeer(int from, int to) const { return peers_.count({from, to}) > 0; }
+
+ private:
+  struct Gpu;
+  struct Live;
+  struct RunState;
+
+  void checkRunnable() const;
+  void planSteps();
+  void uploadParams();
+  void checkInputIndices(const std::map<std::string, Tensor>& inputs) const;
+  void checkIndicesOnDevice(RunState& state, const KernelStep& step, CudaStream& stream);
+  void markUse(RunState& state, const Value* value, size_t stream);
+  void placeInput(RunState& state, const Value* input, const std::map<std::string, Tensor>& inputs);
+  const Live& liveOf(const RunState& state, const Value* value) const;
+  void allocateResult(RunState& state, const Op& op);
+  void issue(RunState& state, size_t index);
+  void execute(RunState& state, size_t index, Live& result);
+  void executeOnHost(RunState& state, const Op& op, Live& result);
+  void copy(RunState& state, size_t index, Live& result);
+  void freeIfDead(RunState& state, const Value* value, size_t index);
+  void reapFrees(RunState& state, bool wait);
+  void finish(RunState& state);
+
+  const Graph& graph_;
+  CudaConfig config_;
+  Schedule schedule_;
+  KernelSteps steps_;
+  std::map<const Op*, CudaGemm> gemms_;            // by a GPU Gemm step's root
+  std::map<const Value*, const Value*> viewBase_;  // a GPU view -> the value owning its bytes
+  // Index checks of GPU ops that read a graph input's values, in program order.
+  std::vector<std::pair<const Op*, const Value*>> inputIndices_;
+  CudaProgram program_;
+  std::vector<std::unique_ptr<Gpu>> gpus_;           // by cuda:i
+  std::unique_ptr<CachingAllocator> hostAllocator_;  // accounting only, for the report
+  std::set<std::pair<int, int>> peers_;
+  std::unique_ptr<CudaKernelLibrary> kernels_;
+  WeightFiles weightFiles_;
+  std::map<const Value*, std::unique_ptr<Live>> params_;
+  bool paramsReady_ = false;
+  std::vector<std::unique_ptr<CudaStream>> streams_;         // null for the host's stream
+  std::vector<std::unique_ptr<CudaStagingBuffer>> staging_;  // per stream; copy streams only
+  std::map<int64_t, std::unique_ptr<CudaEvent>> events_;     // null where the host records
+};
+
+}  // namespace gxc

@@ -1,0 +1,310 @@
+// The cuda executor, op by op: memory, waits, the work itself, records, and frees.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <limits>
+
+#include "runtime/cuda/cuda_check.h"
+#include "runtime/cuda/cuda_run_state.h"
+#include "runtime/host/cpu_gemm.h"
+#include "runtime/host/host_generated_kernels.h"
+#include "runtime/reference/reference_ops.h"
+
+namespace gxc {
+
+const CudaExecutor::Live& CudaExecutor::liveOf(const RunState& state, const Value* value) const {
+  if (auto param = params_.find(value); param != params_.end()) return *param->second;
+  auto live = state.live.find(value);
+  GXC_CHECK(live != state.live.end(), "value '{}' is read after it was freed", value->name);
+  return live->second;
+}
+
+void CudaExecutor::allocateResult(RunState& state, const Op& op) {
+  std::string purpose = fmt::format("layer '{}'", op.layerName());
+  Live& live = state.live[op.result];
+  if (op.device().isCpu()) {  // a host op, or a copy to the host
+    live.allocator = hostAllocator_.get();
+    live.block = live.allocator->allocate(op.result->type.bytes(), purpose, op.loc);
+    return;
+  }
+  if (viewBase_.count(op.result)) {
+    // A view: its operand's bytes, from the slice's first row on.
+    auto* base = static_cast<std::byte*>(liveOf(state, op.operands[0]).device);
+    int64_t offset = 0;
+    if (op.kind == OpKind::Slice)
+      offset = op.attrs.getInt("start", 0) *
+               (op.operands[0]->type.bytes() / std::max<int64_t>(1, op.operands[0]->type.shape[0]));
+    live.device = base + offset;
+    return;
+  }
+  CachingAllocator& allocator = *gpus_.at(op.device().index)->allocator;
+  reapFrees(state, /*wait=*/false);
+  CachingAllocator::Block block;
+  try {
+    block = allocator.allocate(op.result->type.bytes(), purpose, op.loc);
+  } catch (const Error&) {
+    // Blocks still in use by a stream may be what is missing: wait for them, then retry.
+    if (state.pendingFrees.empty()) throw;
+    reapFrees(state, /*wait=*/true);
+    block = allocator.allocate(op.result->type.bytes(), purpose, op.loc);
+  }
+  live.allocator = &allocator;
+  live.block = block;
+  live.device = block.address;
+}
+
+void CudaExecutor::placeInput(RunState& state, const Value* input,
+                              const std::map<std::string, Tensor>& inputs) {
+  const Tensor& tensor = boundInput(inputs, input->name, input->type);
+  const Device& device = input->type.device;
+  Live& live = state.live[input];
+  std::string purpose = fmt::format("input '{}'", input->name);
+  if (device.isCpu()) {
+    live.allocator = hostAllocator_.get();
+    live.block = live.allocator->allocate(input->type.bytes(), purpose, input->loc);
+    live.host = std::make_shared<Tensor>(tensor);
+  } else {
+    Gpu& gpu = *gpus_.at(device.index);
+    live.allocator = gpu.allocator.get();
+    live.block = live.allocator->allocate(input->type.bytes(), purpose, input->loc);
+    live.device = live.block.address;
+    CudaDeviceGuard guard(gpu.cudaDevice);
+    checkCuda(cudaMemcpy(live.device, tensor.data(), tensor.nbytes(), cudaMemcpyHostToDevice),
+              fmt::format("uploading input '{}' to {}", input->name, device.str()));
+    // As for params (CudaExecutor::uploadParams): the DMA may still be running.
+    checkCuda(cudaDeviceSynchronize(), fmt::format("uploading input '{}'", input->name));
+  }
+  freeIfDead(state, input, std::numeric_limits<size_t>::max());
+}
+
+void CudaExecutor::markUse(RunState& state, const Value* value, size_t stream) {
+  if (auto view = viewBase_.find(value); view != viewBase_.end()) value = view->second;
+  if (!params_.count(value)) state.live.at(value).streams.insert(stream);
+}
+
+void CudaExecutor::issue(RunState& state, size_t index) {
+  const ScheduledOp& scheduled = schedule_.ops[index];
+  const Op& op = *scheduled.op;
+  CudaStream* stream = streams_[scheduled.stream].get();
+  for (int64_t event : scheduled.waits) {
+    if (state.hostRecorded.count(event)) continue;  // the host op is done already
+    if (stream)
+      events_.at(event)->waitOn(*stream);
+    else
+      events_.at(event)->synchronize();
+  }
+  // On a GPU a fused kernel's root computes the whole kernel from the step's inputs; its
+  // internal members have neither memory nor work. The host runs every op by itself.
+  const KernelStep* step = stream ? steps_.stepOfRoot(&op) : nullptr;
+  bool internal = stream && !step;
+  std::vector<const Value*> reads =
+      step ? step->inputs : std::vector<const Value*>(op.operands.begin(), op.operands.end());
+  if (!internal) allocateResult(state, op);
+  if (stream) {
+    CudaDeviceGuard guard(stream->device());
+    if (!internal) {
+      execute(state, index, state.live.at(op.result));
+      markUse(state, op.result, scheduled.stream);
+      for (const Value* read : reads) markUse(state, read, scheduled.stream);
+    }
+    if (scheduled.record) events_.at(*scheduled.record)->record(*stream);
+    if (config_.launchBlocking) {
+      try {
+        stream->synchronize();
+      } catch (const Error& error) {
+        runtimeError(op.loc, "layer '{}' on {}: {}", op.layerName(), op.device().str(),
+                     error.message());
+      }
+    }
+  } else {
+    executeOnHost(state, op, state.live.at(op.result));
+    if (scheduled.record) state.hostRecorded.insert(*scheduled.record);
+  }
+  for (const Value* read : reads) {
+    freeIfDead(state, read, index);
+    if (auto view = viewBase_.find(read); view != viewBase_.end())
+      freeIfDead(state, view->second, index);
+  }
+  freeIfDead(state, op.result, index);
+}
+
+void CudaExecutor::executeOnHost(RunState& state, const Op& op, Live& result) {
+  // OpenBLAS for GEMMs, the reference kernels for the rest: host ops of a GPU run are few
+  // and small, and this builds no host kernels for them.
+  std::vector<const Tensor*> operands;
+  for (const Value* operand : op.operands) operands.push_back(liveOf(state, operand).host.get());
+  Tensor value = op.kind == OpKind::Matmul   ? cpuMatmul(op, operands)
+                 : op.kind == OpKind::Linear ? cpuLinear(op, operands)
+                                             : evaluateReferenceOp(op, operands);
+  result.host = std::make_shared<Tensor>(std::move(value));
+}
+
+void CudaExecutor::execute(RunState& state, size_t index, Live& result) {
+  const ScheduledOp& scheduled = schedule_.ops[index];
+  const KernelStep& step = *steps_.stepOfRoot(scheduled.op);
+  CudaStream& stream = *streams_[scheduled.stream];
+  switch (step.kind) {
+    case StepKind::Param:
+      GXC_CHECK(false, "param '{}' is uploaded, not run", step.root()->layerName());
+      return;
+    case StepKind::Copy:
+      return copy(state, index, result);
+    case StepKind::View:
+      return;  // allocateResult pointed it into its base
+    case StepKind::Gemm: {
+      const CudaGemm& gemm = gemms_.at(step.root());
+      const void* bias = gemm.biasValue ? liveOf(state, gemm.biasValue).device : nullptr;
+      gpus_.at(step.root()->device().index)
+          ->gemm->run(gemm, liveOf(state, gemm.aValue).device, liveOf(state, gemm.bValue).device,
+                      bias, result.device, stream.get());
+      return;
+    }
+    case StepKind::Generated: {
+      checkIndicesOnDevice(state, step, stream);
+      const CudaKernelLaunch& launch = program_.kernels.at(step.root());
+      std::vector<void*> pointers = {result.device};
+      for (const Value* input : launch.inputs) pointers.push_back(liveOf(state, input).device);
+      kernels_->launch(launch, pointers, stream);
+      return;
+    }
+  }
+}
+
+void CudaExecutor::checkIndicesOnDevice(RunState& state, const KernelStep& step,
+                                        CudaStream& stream) {
+  for (const Op* op : step.ops) {
+    const Value* indices = dataIndexOperand(*op);
+    if (!indices || std::any_of(inputIndices_.begin(), inputIndices_.end(),
+                                [&](const auto& check) { return check.first == op; }))
+      continue;  // none, or checked on the host when the run started
+    // Computed on a GPU: wait for them (this stream already waits for their producer), then
+    // read them back. They are integers, one per row: small next to the data they index.
+    stream.synchronize();
+    Tensor values(indices->type.dtype, indices->type.shape);
+    checkCuda(cudaMemcpy(values.data(), liveOf(state, indices).device, values.nbytes(),
+                         cudaMemcpyDeviceToHost),
+              fmt::format("layer '{}': reading its indices back", op->layerName()));
+    checkDataIndices(*op, values);
+  }
+}
+
+void CudaExecutor::copy(RunState& state, size_t index, Live& result) {
+  const ScheduledOp& scheduled = schedule_.ops[index];
+  const Op& op = *scheduled.op;
+  const Device& from = op.operands[0]->type.device;
+  const Device& to = op.device();
+  const Live& source = liveOf(state, op.operands[0]);
+  CudaStream& stream = *streams_[scheduled.stream];
+  CudaStagingBuffer& staging = *staging_[scheduled.stream];
+  int64_t bytes = op.result->type.bytes();
+  if (from.isCpu()) {
+    staging.toDevice(stream, source.host, result.device);
+  } else if (to.isCpu()) {
+    result.host = std::make_shared<Tensor>(op.result->type.dtype, op.result->type.shape);
+    staging.toHost(stream, source.device, result.host);
+  } else {
+    int fromGpu = gpus_.at(from.index)->cudaDevice, toGpu = gpus_.at(to.index)->cudaDevice;
+    if (fromGpu == toGpu)  // a `to` left in the graph
+      checkCuda(cudaMemcpyAsync(result.device, source.device, static_cast<size_t>(bytes),
+                                cudaMemcpyDeviceToDevice, stream.get()),
+                fmt::format("layer '{}': copy on {}", op.layerName(), to.str()));
+    else if (peerToPeer(fromGpu, toGpu))
+      checkCuda(
+          cudaMemcpyPeerAsync(result.device, toGpu, source.device, fromGpu,
+                              static_cast<size_t>(bytes), stream.get()),
+          fmt::format("layer '{}': copy from {} to {}", op.layerName(), from.str(), to.str()));
+    else
+      staging.throughHost(stream, source.device, result.device, bytes);
+  }
+  state.report(from).bytesCopiedOut += bytes;
+  state.report(from).copiesOut += 1;
+  state.report(to).bytesCopiedIn += bytes;
+  state.report(to).copiesIn += 1;
+}
+
+void CudaExecutor::freeIfDead(RunState& state, const Value* value, size_t index) {
+  auto it = state.live.find(value);
+  if (it == state.live.end()) return;
+  auto last = schedule_.lastUse.find(value);
+  if (last != schedule_.lastUse.end() && last->second != index) return;
+  Live& live = it->second;
+  if (!live.allocator) {  // a view: its base owns the bytes
+    state.live.erase(it);
+    return;
+  }
+  if (live.device && !live.streams.empty()) {
+    // Streams may still be using the block: it returns to the allocator once they are past
+    // this point (reapFrees).
+    RunState::PendingFree pending{live.allocator, live.block, {}};
+    for (size_t s : live.streams) {
+      auto use = std::make_unique<CudaEvent>(streams_[s]->device());
+      use->record(*streams_[s]);
+      pending.uses.push_back(std::move(use));
+    }
+    state.pendingFrees.push_back(std::move(pending));
+  } else {
+    // Host data: the staging copies still reading it hold their own reference.
+    live.allocator->free(live.block);
+  }
+  state.live.erase(it);
+}
+
+void CudaExecutor::reapFrees(RunState& state, bool wait) {
+  auto& pending = state.pendingFrees;
+  for (auto it = pending.begin(); it != pending.end();) {
+    bool done = true;
+    for (const auto& use : it->uses) {
+      if (wait)
+        use->synchronize();
+      else if (!use->done())
+        done = false;
+    }
+    if (!done) {
+      ++it;
+      continue;
+    }
+    it->allocator->free(it->block);
+    it = pending.erase(it);
+  }
+}
+
+void CudaExecutor::finish(RunState& state) {
+  // Every stream's end, timed from its GPU's start event; then drain them all, keeping the
+  // first failure (a kernel's error surfaces here unless GXC_LAUNCH_BLOCKING=1).
+  std::vector<std::unique_ptr<CudaEvent>> ends(streams_.size());
+  std::exception_ptr failure;
+  for (size_t s = 0; s < streams_.size(); ++s) {
+    if (!streams_[s]) continue;
+    try {
+      ends[s] = std::make_unique<CudaEvent>(streams_[s]->device(), /*timing=*/true);
+      ends[s]->record(*streams_[s]);
+    } catch (...) {
+      if (!failure) failure = std::current_exception();
+    }
+  }
+  for (size_t s = 0; s < streams_.size(); ++s) {
+    if (!streams_[s]) continue;
+    try {
+      streams_[s]->synchronize();
+    } catch (...) {
+      if (!failure) failure = std::current_exception();
+    }
+  }
+  if (failure) {
+    for (auto& pending : state.pendingFrees) pending.allocator->free(pending.block);
+    state.pendingFrees.clear();
+    std::rethrow_exception(failure);
+  }
+  reapFrees(state, /*wait=*/true);
+  std::chrono::duration<double, std::milli> wall = std::chrono::steady_clock::now() - state.start;
+  state.devices[0].ms = wall.count();
+  for (size_t s = 0; s < streams_.size(); ++s) {
+    if (!ends[s]) continue;
+    size_t gpu = static_cast<size_t>(schedule_.streams[s].device.index);
+    double ms = ends[s]->millisecondsSince(*gpus_[gpu]->runStart);
+    state.devices[gpu + 1].ms = std::max(state.devices[gpu + 1].ms, ms);
+  }
+}
+
+}  // namespace gxc

@@ -1,0 +1,62 @@
+// The generated kernels of one graph, built for the host and ready to run: what the `cpu`
+// and `sim` platforms compute every step with.
+//
+// At construction the graph's CUDA C++ (codegen/cuda_source.h) is generated and built by the
+// host compiler through the on-disk kernel cache (codegen/host_kernel_library.h), once for
+// all of the graph's kernels and before anything runs. A step then runs as its kind says:
+// a generated kernel on the host (grid as loops, blockDim 1); a GEMM through OpenBLAS
+// (runtime/host/cpu_gemm.h), followed by its generated epilogue kernel when one was fused into it;
+// a copy as a copy; a view as the same bytes. Internal values of a fused kernel are never
+// materialized. Indices that are data (embedding rows, cross_entropy targets) are checked
+// before the kernel is launched, with the reference interpreter's messages.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "codegen/cuda_source.h"
+#include "codegen/host_kernel_library.h"
+#include "codegen/kernel_cache.h"
+#include "ir/graph.h"
+#include "ir/kernel_steps.h"
+#include "tensor/tensor.h"
+
+namespace gxc {
+
+// The operand of `op` whose values index another operand (embedding's indices,
+// cross_entropy's targets), or null; and the reference interpreter's check of those values,
+// with its messages (a runtime error, exit 3). The cuda platform checks them the same way.
+const Value* dataIndexOperand(const Op& op);
+void checkDataIndices(const Op& op, const Tensor& indices);
+
+class HostGeneratedKernels {
+ public:
+  explicit HostGeneratedKernels(const Graph& graph,
+                                KernelCache cache = KernelCache::fromEnvironment());
+
+  const KernelSteps& steps() const { return steps_; }
+  const CudaSource& source() const { return source_; }
+  const KernelCacheStats& cacheStats() const { return cache_.stats(); }
+
+  // Computes `step` (not a param) from its inputs, given in the order of step.inputs. Safe to
+  // call from several threads at once.
+  Tensor run(const KernelStep& step, const std::vector<const Tensor*>& inputs) const;
+
+ private:
+  struct Loaded {
+    const CudaKernel* kernel;
+    HostKernelLibrary::Kernel function;
+  };
+
+  void launch(const Loaded& loaded, Tensor& output,
+              const std::map<const Value*, const Tensor*>& tensors) const;
+
+  KernelSteps steps_;
+  CudaSource source_;
+  KernelCache cache_;
+  std::unique_ptr<HostKernelLibrary> library_;
+  std::map<const Op*, Loaded> byRoot_;
+};
+
+}  // namespace gxc

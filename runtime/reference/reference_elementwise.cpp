@@ -1,0 +1,110 @@
+// Reference kernels of the elementwise ops: the unary activations and math functions, and
+// add/sub/mul/div with NumPy broadcasting or a `scalar` attribute.
+#include <cmath>
+#include <numbers>
+
+#include "ir/diagnostic.h"
+#include "runtime/reference/reference_kernels.h"
+
+namespace gxc::reference {
+namespace {
+
+// F.gelu: the exact form uses the Gaussian CDF through erf; "tanh" is its approximation.
+float gelu(float x, bool tanhForm) {
+  if (tanhForm) {
+    const float k = std::sqrt(2.0f / std::numbers::pi_v<float>);
+    return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
+  }
+  return 0.5f * x * (1.0f + std::erf(x / std::numbers::sqrt2_v<float>));
+}
+
+float applyUnary(OpKind kind, float x, bool tanhGelu) {
+  switch (kind) {
+    case OpKind::Relu:
+      return x > 0.0f ? x : 0.0f;
+    case OpKind::Sigmoid:
+      return 1.0f / (1.0f + std::exp(-x));
+    case OpKind::Tanh:
+      return std::tanh(x);
+    case OpKind::Exp:
+      return std::exp(x);
+    case OpKind::Log:
+      return std::log(x);
+    case OpKind::Neg:
+      return -x;
+    case OpKind::Sqrt:
+      return std::sqrt(x);
+    case OpKind::Gelu:
+      return gelu(x, tanhGelu);
+    default:
+      GXC_CHECK(false, "{} is not an elementwise unary op", opName(kind));
+  }
+  return 0.0f;
+}
+
+float applyBinary(OpKind kind, float a, float b) {
+  switch (kind) {
+    case OpKind::Add:
+      return a + b;
+    case OpKind::Sub:
+      return a - b;
+    case OpKind::Mul:
+      return a * b;
+    case OpKind::Div:
+      return a / b;
+    default:
+      GXC_CHECK(false, "{} is not an elementwise binary op", opName(kind));
+  }
+  return 0.0f;
+}
+
+}  // namespace
+
+Tensor unaryOp(const Op& op, const Operands& operands) {
+  checkOperandCount(op, operands, 1, 1);
+  checkFloatOperands(op, operands, {0});
+  bool tanhGelu = false;
+  if (op.kind == OpKind::Gelu) {
+    std::string approximate = op.attrs.getString("approximate", "none");
+    GXC_CHECK(approximate == "none" || approximate == "tanh", "layer '{}': gelu approximate '{}'",
+              op.layerName(), approximate);
+    tanhGelu = approximate == "tanh";
+  }
+  const Tensor& x = *operands[0];
+  Tensor result = makeResult(op, x.shape());
+  for (int64_t i = 0; i < x.numel(); ++i)
+    result.storeFloat(i, applyUnary(op.kind, x.loadFloat(i), tanhGelu));
+  return result;
+}
+
+Tensor binaryOp(const Op& op, const Operands& operands) {
+  checkOperandCount(op, operands, 1, 2);
+  const Tensor& a = *operands[0];
+  if (operands.size() == 1) {
+    GXC_CHECK(op.attrs.has("scalar"), "layer '{}': {} with one operand and no scalar",
+              op.layerName(), opName(op.kind));
+    checkFloatOperands(op, operands, {0});
+    // As PyTorch does for a float tensor and a Python number: the number is taken in the
+    // tensor's compute type (f32), the tensor on the left.
+    float scalar = static_cast<float>(op.attrs.getFloat("scalar", 0.0));
+    Tensor result = makeResult(op, a.shape());
+    for (int64_t i = 0; i < a.numel(); ++i)
+      result.storeFloat(i, applyBinary(op.kind, a.loadFloat(i), scalar));
+    return result;
+  }
+  GXC_CHECK(!op.attrs.has("scalar"), "layer '{}': {} with two operands and a scalar",
+            op.layerName(), opName(op.kind));
+  checkFloatOperands(op, operands, {0, 1});
+  const Tensor& b = *operands[1];
+  Shape shape = broadcastShapes(op, a.shape(), b.shape());
+  Tensor result = makeResult(op, shape);
+  for (int64_t i = 0; i < result.numel(); ++i) {
+    Coords coords = unravelIndex(i, shape);
+    float x = a.loadFloat(broadcastIndex(coords, a.shape()));
+    float y = b.loadFloat(broadcastIndex(coords, b.shape()));
+    result.storeFloat(i, applyBinary(op.kind, x, y));
+  }
+  return result;
+}
+
+}  // namespace gxc::reference

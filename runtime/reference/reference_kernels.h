@@ -1,0 +1,62 @@
+// Internal to the reference interpreter: one function per family of ops, and the index
+// arithmetic they share. Only reference_ops.cpp dispatches to these.
+//
+// Every kernel recomputes the result shape from its operands and attributes and checks it
+// against the inferred one: a disagreement between shape inference and the oracle is a gxc
+// bug, reported as such rather than silently producing a tensor of the wrong layout.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/graph.h"
+#include "tensor/tensor.h"
+
+namespace gxc::reference {
+
+using Operands = std::vector<const Tensor*>;
+using Coords = std::vector<int64_t>;
+
+// A zero-filled tensor of the op's inferred result type, after checking that type against
+// the `shape` the kernel computed.
+Tensor makeResult(const Op& op, const Shape& shape);
+// Every operand in `indices` is a float tensor, all of one dtype (a gxc bug otherwise).
+void checkFloatOperands(const Op& op, const Operands& operands, const std::vector<size_t>& indices);
+void checkOperandCount(const Op& op, const Operands& operands, size_t min, size_t max);
+
+// `axis` in [-rank, rank) mapped to [0, rank).
+int64_t normalizeAxis(const Op& op, int64_t axis, int64_t rank);
+// Row-major coordinates of flat `index` in `shape`, and back.
+Coords unravelIndex(int64_t index, const Shape& shape);
+int64_t ravelIndex(const Coords& coords, const Shape& shape);
+// NumPy broadcasting of two shapes (aligned at the last dim; a size-1 dim stretches).
+Shape broadcastShapes(const Op& op, const Shape& a, const Shape& b);
+// Flat index into a tensor of `shape` of the element that broadcasting pairs with the
+// coordinates `outCoords` of the broadcast result (which has at least as many dims).
+int64_t broadcastIndex(const Coords& outCoords, const Shape& shape);
+// Copies element `srcIndex` of `src` to element `dstIndex` of `dst`, bit for bit.
+void copyElement(const Tensor& src, int64_t srcIndex, Tensor& dst, int64_t dstIndex);
+
+// reference_elementwise.cpp
+Tensor unaryOp(const Op& op, const Operands& operands);
+Tensor binaryOp(const Op& op, const Operands& operands);
+// reference_matmul.cpp
+Tensor matmulOp(const Op& op, const Operands& operands);
+Tensor linearOp(const Op& op, const Operands& operands);
+// reference_norm.cpp
+Tensor softmaxOp(const Op& op, const Operands& operands);  // softmax and log_softmax
+Tensor layerNormOp(const Op& op, const Operands& operands);
+// reference_reduce.cpp
+Tensor reduceOp(const Op& op, const Operands& operands);  // sum, mean, max
+// reference_movement.cpp
+Tensor reshapeOp(const Op& op, const Operands& operands);
+Tensor transposeOp(const Op& op, const Operands& operands);
+Tensor concatOp(const Op& op, const Operands& operands);
+Tensor sliceOp(const Op& op, const Operands& operands);
+Tensor copyOp(const Op& op, const Operands& operands);
+Tensor embeddingOp(const Op& op, const Operands& operands);
+// reference_loss.cpp
+Tensor mseLossOp(const Op& op, const Operands& operands);
+Tensor crossEntropyOp(const Op& op, const Operands& operands);
+
+}  // namespace gxc::reference

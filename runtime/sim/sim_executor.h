@@ -1,0 +1,142 @@
+// Executes a scheduled graph on the `sim` platform: N virtual GPUs on the host.
+//
+// What it does: issues the ops in program order onto their streams (one host thread each),
+// with the events the schedule names, the way a CUDA runtime would: asynchronously, the
+// streams running concurrently. The arithmetic is real (the graph's generated kernels and
+// OpenBLAS GEMMs, runtime/host/host_generated_kernels.h, built when the executor is made; copies
+// really copy, host<->device ones through pinned staging buffers), so the results can be
+// checked against the host. A fused kernel runs at its root; its other members compute and
+// allocate nothing, and take no time (they only make the stream wait for their events). Time
+// is simulated: every stream has a clock; an op starts when its stream is free and the events
+// it waits for have completed, and lasts what the H100 cost model says; a fused kernel is
+// priced, and drawn in the trace, as one kernel (simStepSeconds: one launch, its external
+// inputs and its result as traffic). The clock is computed in issue order on the
+// calling thread, so it is deterministic whatever the threads do. Memory is accounted per GPU by a
+// caching allocator with that GPU's capacity: an op's result is allocated when the op is issued
+// (out of memory names the layer) and freed after its last reader in program order.
+//
+// Requires: a graph after assign-streams (see runtime/schedule.h for the contract) whose
+// cuda:i devices are all in the config's device list.
+// Guarantees: outputs equal the reference interpreter's on the same graph. A failed run
+// (out of memory, an error in a kernel) leaves no stream running and no activation allocated
+// (params stay resident) and throws a gxc runtime error (exit 3) naming the layer and device;
+// the executor can run again. Params are materialized and uploaded once, at the first run.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel_cache.h"
+#include "ir/graph.h"
+#include "runtime/caching_allocator.h"
+#include "runtime/host/host_generated_kernels.h"
+#include "runtime/param_init.h"
+#include "runtime/schedule.h"
+#include "runtime/sim/sim_staging.h"
+#include "runtime/sim/sim_stream.h"
+#include "runtime/trace.h"
+#include "target/cost_model.h"
+#include "tensor/tensor.h"
+
+namespace gxc {
+
+struct SimConfig {
+  int gpus = 1;                              // virtual GPUs on the host (--sim-gpus N)
+  int64_t memoryPerGpu = int64_t{80} << 30;  // bytes (--sim-gpus N:MEM)
+  // cuda:i runs on virtual GPU deviceMap[i] (--devices 1,0 gives {1, 0}); empty means
+  // cuda:i is GPU i for every GPU.
+  std::vector<int> deviceMap;
+  // GXC_LAUNCH_BLOCKING=1: every op completes before the next is issued, so an error is
+  // reported at the layer that caused it, not at the next synchronization.
+  bool launchBlocking = false;
+  int64_t stagingBytes = SimStagingBuffers::kDefaultBytes;  // per pinned staging buffer
+  SimCostTable costs = h100SxmCosts();
+};
+
+struct SimDeviceReport {
+  std::string device;         // as the run names it: "cpu", "cuda:0"
+  int virtualGpu = -1;        // the GPU behind cuda:i; -1 for the host
+  double busyMs = 0;          // simulated time its streams spent running ops and copies
+  double finishMs = 0;        // simulated time its last op ended
+  int64_t kernels = 0;        // ops other than copies
+  MemoryStats memory;         // peaks are this run's (they are reset when a run starts)
+  int64_t uploadedBytes = 0;  // params and inputs placed here before the run (the load)
+  int64_t bytesCopiedIn = 0;
+  int64_t bytesCopiedOut = 0;
+  int64_t copiesIn = 0;
+  int64_t copiesOut = 0;
+};
+
+struct SimRunReport {
+  std::vector<SimDeviceReport> devices;  // cpu, then cuda:0, cuda:1, ...
+  double totalMs = 0;                    // simulated time from the first op to the last
+  ChromeTrace trace;                     // times are simulated, in microseconds
+};
+
+class SimExecutor {
+ public:
+  SimExecutor(const Graph& scheduled, SimConfig config);
+  SimExecutor(const SimExecutor&) = delete;
+  SimExecutor& operator=(const SimExecutor&) = delete;
+  ~SimExecutor();
+
+  // `inputs` holds one tensor per graph input, by name, of its declared type. Returns the
+  // outputs by their model names.
+  std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs,
+                                    SimRunReport* report = nullptr);
+
+  // torch.cuda.empty_cache() on every GPU (and the host's accounting), between runs.
+  void releaseCached();
+  // The allocator statistics of a device of the run ("cpu" or cuda:i), as they are now.
+  MemoryStats memoryStats(const Device& device) const;
+  int64_t pinnedAllocations() const { return staging_.pinnedAllocations(); }
+  const Schedule& schedule() const { return schedule_; }
+  // The kernel cache's counts of the build of the generated kernels.
+  KernelCacheStats kernelCacheStats() const { return generated_->cacheStats(); }
+
+ private:
+  struct RunState;
+  struct Buffer;
+
+  void uploadParams();
+  std::shared_ptr<Buffer> upload(const Tensor& host, const Device& device);
+  CachingAllocator& allocatorFor(const Device& device) const;
+  int virtualGpu(const Device& device) const;
+  void placeInputs(RunState& state, const std::map<std::string, Tensor>& inputs);
+  std::shared_ptr<const Buffer> bufferOf(const RunState& state, const Value* value) const;
+  double simulatedSeconds(const KernelStep& step) const;
+  void issue(RunState& state, size_t index);
+  void enqueue(RunState& state, size_t index);
+  void freeIfDead(RunState& state, const Value* value, size_t index);
+  void freeRunMemory(RunState& state);
+  // Drains every stream; sets `failure` to the first kernel error unless it is set already.
+  void synchronizeAll(std::exception_ptr& failure);
+  // The error a failed op's exception becomes: attributed to its layer and device when it
+  // is reported where it happened (launch blocking), to its stream otherwise.
+  std::exception_ptr describeFailure(size_t opIndex, std::exception_ptr original,
+                                     bool whereItHappened) const;
+
+  const Graph& graph_;
+  SimConfig config_;
+  Schedule schedule_;
+  SimStagingBuffers staging_;
+  std::unique_ptr<CachingAllocator> hostAllocator_;
+  // By the run's index (cuda:i), each with its virtual GPU's capacity: the device map is
+  // one to one, so a GPU's memory is never shared by two cuda:i.
+  std::vector<std::unique_ptr<CachingAllocator>> gpuAllocators_;
+  WeightFiles weightFiles_;
+  std::map<const Value*, std::shared_ptr<Buffer>> params_;
+  std::vector<std::pair<CachingAllocator*, CachingAllocator::Block>> paramBlocks_;
+  std::map<std::string, int64_t> paramUploadBytes_;  // by device name
+  bool paramsReady_ = false;
+  std::map<int64_t, std::unique_ptr<SimEvent>> events_;
+  std::unique_ptr<HostGeneratedKernels> generated_;
+  // Last: destroyed first, so no task outlives the events, buffers and staging it uses.
+  std::vector<std::unique_ptr<SimStream>> streams_;
+};
+
+}  // namespace gxc

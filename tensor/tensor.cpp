@@ -1,0 +1,160 @@
+#include "tensor/tensor.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "ir/diagnostic.h"
+
+namespace gxc {
+
+Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+  auto n = checkedNumel(shape_);
+  GXC_CHECK(n.has_value(), "tensor of overflowing shape {}", shapeString(shape_));
+  numel_ = *n;
+  bytes_.assign(static_cast<size_t>(numel_) * dtypeSize(dtype_), std::byte{0});
+}
+
+float Tensor::loadFloat(int64_t i) const {
+  switch (dtype_) {
+    case DType::F32:
+      return as<float>()[i];
+    case DType::F16:
+      return halfToFloat(as<uint16_t>()[i]);
+    case DType::BF16:
+      return bfloat16ToFloat(as<uint16_t>()[i]);
+    case DType::I32:
+      return static_cast<float>(as<int32_t>()[i]);
+    case DType::I64:
+      return static_cast<float>(as<int64_t>()[i]);
+  }
+  return 0;
+}
+
+void Tensor::storeFloat(int64_t i, float value) {
+  switch (dtype_) {
+    case DType::F32:
+      as<float>()[i] = value;
+      return;
+    case DType::F16:
+      as<uint16_t>()[i] = floatToHalf(value);
+      return;
+    case DType::BF16:
+      as<uint16_t>()[i] = floatToBFloat16(value);
+      return;
+    case DType::I32:
+      as<int32_t>()[i] = static_cast<int32_t>(value);
+      return;
+    case DType::I64:
+      as<int64_t>()[i] = static_cast<int64_t>(value);
+      return;
+  }
+}
+
+int64_t Tensor::loadInt(int64_t i) const {
+  GXC_CHECK(isInteger(dtype_), "integer load from a {} tensor", dtypeName(dtype_));
+  return dtype_ == DType::I32 ? as<int32_t>()[i] : as<int64_t>()[i];
+}
+
+void Tensor::storeInt(int64_t i, int64_t value) {
+  GXC_CHECK(isInteger(dtype_), "integer store into a {} tensor", dtypeName(dtype_));
+  if (dtype_ == DType::I32)
+    as<int32_t>()[i] = static_cast<int32_t>(value);
+  else
+    as<int64_t>()[i] = value;
+}
+
+std::vector<float> Tensor::toFloats() const {
+  std::vector<float> values(static_cast<size_t>(numel_));
+  for (int64_t i = 0; i < numel_; ++i) values[static_cast<size_t>(i)] = loadFloat(i);
+  return values;
+}
+
+Tensor Tensor::fromFloats(DType dtype, Shape shape, const std::vector<float>& values) {
+  Tensor t(dtype, std::move(shape));
+  GXC_CHECK(static_cast<int64_t>(values.size()) == t.numel(), "{} values for {} elements",
+            values.size(), t.numel());
+  for (int64_t i = 0; i < t.numel(); ++i) t.storeFloat(i, values[static_cast<size_t>(i)]);
+  return t;
+}
+
+Tensor Tensor::reshaped(Shape shape) const {
+  Tensor t = *this;
+  auto n = checkedNumel(shape);
+  GXC_CHECK(n && *n == numel_, "reshape of {} elements to {}", numel_, shapeString(shape));
+  t.shape_ = std::move(shape);
+  return t;
+}
+
+const Tensor& boundInput(const std::map<std::string, Tensor>& inputs, const std::string& name,
+                         const TensorType& type) {
+  auto it = inputs.find(name);
+  GXC_CHECK(it != inputs.end(), "no tensor for input '{}'", name);
+  GXC_CHECK(it->second.dtype() == type.dtype && it->second.shape() == type.shape,
+            "input '{}' does not have its declared type {}", name, type.withoutDevice());
+  return it->second;
+}
+
+// The conversions follow IEEE 754 round-to-nearest-even, as CUDA's __float2half_rn and
+// __float2bfloat16_rn do, so host and GPU store the same bits.
+uint16_t floatToHalf(float value) {
+  uint32_t x;
+  std::memcpy(&x, &value, 4);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t absx = x & 0x7fffffffu;
+  if (absx >= 0x7f800000u)  // inf or nan
+    return static_cast<uint16_t>(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u : 0u));
+  if (absx >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds past max
+  if (absx < 0x38800000u) {  // result is subnormal or zero
+    if (absx < 0x33000000u) return static_cast<uint16_t>(sign);
+    uint32_t exponent = absx >> 23;
+    uint32_t mantissa = (absx & 0x7fffffu) | 0x800000u;
+    uint32_t shift = 126 - exponent;  // 14 + (113 - exponent) - 1
+    uint32_t half = mantissa >> shift;
+    uint32_t rest = mantissa & ((1u << shift) - 1);
+    uint32_t midpoint = 1u << (shift - 1);
+    if (rest > midpoint || (rest == midpoint && (half & 1u))) ++half;
+    return static_cast<uint16_t>(sign | half);
+  }
+  uint32_t rebased = absx - 0x38000000u;  // exponent bias 127 -> 15
+  uint32_t half = rebased >> 13;
+  uint32_t rest = rebased & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;
+  return static_cast<uint16_t>(sign | half);
+}
+
+float halfToFloat(uint16_t bits) {
+  uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
+  uint32_t exponent = (bits >> 10) & 0x1fu;
+  uint32_t mantissa = bits & 0x3ffu;
+  uint32_t x;
+  if (exponent == 0x1f) {
+    x = sign | 0x7f800000u | (mantissa << 13);
+  } else if (exponent != 0) {
+    x = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  } else if (mantissa == 0) {
+    x = sign;
+  } else {  // subnormal: value = mantissa * 2^-24
+    float v = std::ldexp(static_cast<float>(mantissa), -24);
+    return sign ? -v : v;
+  }
+  float out;
+  std::memcpy(&out, &x, 4);
+  return out;
+}
+
+uint16_t floatToBFloat16(float value) {
+  uint32_t x;
+  std::memcpy(&x, &value, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // nan
+  uint32_t rounding = 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<uint16_t>((x + rounding) >> 16);
+}
+
+float bfloat16ToFloat(uint16_t bits) {
+  uint32_t x = static_cast<uint32_t>(bits) << 16;
+  float out;
+  std::memcpy(&out, &x, 4);
+  return out;
+}
+
+}  // namespace gxc
