@@ -101,7 +101,7 @@ Result compileAndRun(const std::string& text, bool batched) {
     if (pass == "insert-copies" && batched) manager.add(std::make_unique<BatchTransfersPass>());
   }
   PassContext context;
-  context.devices = {Device::cuda(0), Device::cuda(1)};
+  context.target = Target::of({Device::cuda(0), Device::cuda(1)});
   manager.run(*graph, context);
   SimConfig config;
   config.gpus = 2;

@@ -62,8 +62,9 @@ std::string mlp(int64_t batch, int64_t in, int64_t hidden, int64_t out, bool los
 std::unique_ptr<Graph> compileFor(const std::string& model, int gpus) {
   auto graph = loadModelFromString(model, "mlp.yaml", ".");
   PassContext context;
-  context.devices.clear();
-  for (int i = 0; i < gpus; ++i) context.devices.push_back(Device::cuda(i));
+  std::vector<Device> devices;
+  for (int i = 0; i < gpus; ++i) devices.push_back(Device::cuda(i));
+  context.target = Target::of(devices);
   context.placement = "data-parallel";
   PassManager manager;
   for (const std::string& pass : defaultPipeline()) manager.add(pass);

@@ -59,8 +59,9 @@ std::string twoGemms(int64_t batch, int64_t width, int64_t hidden) {
 std::unique_ptr<Graph> compileFor(const std::string& model, int gpus, int microbatches) {
   auto graph = loadModelFromString(model, "two_gemms.yaml", ".");
   PassContext context;
-  context.devices.clear();
-  for (int i = 0; i < gpus; ++i) context.devices.push_back(Device::cuda(i));
+  std::vector<Device> devices;
+  for (int i = 0; i < gpus; ++i) devices.push_back(Device::cuda(i));
+  context.target = Target::of(devices);
   if (gpus > 1) {
     context.placement = "pipeline";
     context.microbatches = microbatches;

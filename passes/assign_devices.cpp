@@ -20,9 +20,9 @@ class Placer {
   // name the layer in errors (formatted only then: this runs once per op).
   Device resolve(const Device& requested, std::string_view kind, const std::string& name,
                  const SourceLoc& loc) {
-    if (!requested.placed()) return context_.devices.front();
+    if (!requested.placed()) return context_.target.devices.front().device;
     if (requested.isCpu()) return requested;
-    int gpus = context_.gpuCount();
+    int gpus = context_.target.gpuCount();
     if (gpus == 0) {
       if (context_.strict)
         modelError(loc,
@@ -34,7 +34,7 @@ class Placer {
     }
     if (requested.index >= gpus) {
       std::vector<std::string> names;
-      for (const Device& device : context_.devices) names.push_back(device.str());
+      for (const TargetDevice& entry : context_.target.devices) names.push_back(entry.device.str());
       modelError(loc, "{} '{}' is placed on {} but the run's devices are {}", kind, name,
                  requested.str(), fmt::join(names, ", "));
     }
@@ -87,7 +87,7 @@ bool replicatePerConsumerDevice(Graph& graph, Op* param, const std::vector<Op*>&
 }  // namespace
 
 bool AssignDevicesPass::run(Graph& graph, const PassContext& context) const {
-  GXC_CHECK(!context.devices.empty(), "a run with no devices");
+  GXC_CHECK(!context.target.devices.empty(), "a run with no devices");
   // Memory before devices: params that no placement can hold are the real problem, and
   // resolving the model's annotations first would report a missing device instead.
   refuseParamsBeyondRunMemory(graph, context);

@@ -18,13 +18,13 @@ constexpr double kMicro = 1e6;
 class AutoPlacer {
  public:
   AutoPlacer(Graph& graph, const PassContext& context) : graph_(graph), context_(context) {
-    candidates_ = context.devices;
+    candidates_ = context.target.deviceList();
     if (std::none_of(candidates_.begin(), candidates_.end(),
                      [](const Device& d) { return d.isCpu(); }))
       candidates_.push_back(Device::cpu());
-    for (size_t i = 0; i < context.devices.size(); ++i)
-      if (i < context.deviceMemoryBytes.size() && context.deviceMemoryBytes[i] > 0)
-        capacity_[key(context.devices[i])] = context.deviceMemoryBytes[i];
+    for (const TargetDevice& entry : context.target.devices)
+      if (int64_t memory = context.target.memoryOf(entry.device); memory > 0)
+        capacity_[key(entry.device)] = memory;
     const auto& ops = graph.ops();
     for (size_t i = 0; i < ops.size(); ++i)
       for (const Value* operand : ops[i]->operands) lastUse_[operand] = i;
@@ -95,11 +95,12 @@ class AutoPlacer {
       const Device& from = placeOf(operand);
       double arrival = finish_[operand];
       if (from != device)
-        arrival +=
-            simCopySeconds(copyDirection(from, device), operand->type.bytes(), HostMemory::Pinned);
+        arrival += simCopySeconds(copyDirection(from, device), operand->type.bytes(),
+                                  HostMemory::Pinned, context_.target.costs);
       ready = std::max(ready, arrival);
     }
-    return std::max(ready, busyUntil_[key(device)]) + simOpSeconds(op, device);
+    return std::max(ready, busyUntil_[key(device)]) +
+           simOpSeconds(op, device, context_.target.costs);
   }
 
   const Device& placeOf(const Value* value) {

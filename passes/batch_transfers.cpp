@@ -86,7 +86,7 @@ namespace {
 constexpr size_t kMaxMembers = kMaxKernelArgs - 1;  // the pack's kernel: the result, then these
 
 double memoryBytesPerSecond(const Device& device) {
-  const SimCostTable& costs = h100SxmCosts();
+  const CostTable& costs = h100SxmCosts();
   return device.isCpu() ? costs.hostMemoryBytesPerSecond : costs.memoryBytesPerSecond;
 }
 
@@ -94,7 +94,7 @@ double memoryBytesPerSecond(const Device& device) {
 
 int64_t maxBatchedCopyBytes(const Device& from, const Device& to) {
   // The sim platform's H100 table (target/cost_model.cpp gives the sources).
-  const SimCostTable& costs = h100SxmCosts();
+  const CostTable& costs = h100SxmCosts();
   double link = from.isCpu() || to.isCpu() ? costs.hostToDevicePinnedBytesPerSecond
                                            : costs.deviceToDeviceBytesPerSecond;
   double secondsPerByte = 1 / link + 2 / memoryBytesPerSecond(from) + 2 / memoryBytesPerSecond(to);

@@ -76,7 +76,7 @@ constexpr const char* kMarker = "data_parallel";
 
 bool DataParallelPass::run(Graph& graph, const PassContext& context) const {
   if (context.placement != "data-parallel" || graph.attrs().has(kMarker)) return false;
-  GXC_CHECK(!context.devices.empty(), "a run with no devices");
+  GXC_CHECK(!context.target.devices.empty(), "a run with no devices");
   for (const Op* op : graph.ops()) {
     GXC_CHECK(op->result->type.known, "data-parallel before infer-shapes: '{}' is untyped",
               op->layerName());
@@ -85,14 +85,14 @@ bool DataParallelPass::run(Graph& graph, const PassContext& context) const {
                  op->layerName());
   }
   bool changed = dropAnnotations(graph, context);
-  if (context.devices.size() < 2) return changed;
+  if (context.target.devices.size() < 2) return changed;
   BatchSplitPlan plan;
-  plan.parts = context.devices.size();
+  plan.parts = context.target.devices.size();
   plan.suffix = "shard";
-  plan.partDevice = [&](const Op&, size_t shard) { return context.devices[shard]; };
-  plan.wholeDevice = [&](const Op&) { return context.devices.front(); };
+  plan.partDevice = [&](const Op&, size_t shard) { return context.target.devices[shard].device; };
+  plan.wholeDevice = [&](const Op&) { return context.target.devices.front().device; };
   splitBatch(graph, plan);
-  graph.attrs().set(kMarker, static_cast<int64_t>(context.devices.size()));
+  graph.attrs().set(kMarker, static_cast<int64_t>(context.target.devices.size()));
   return true;
 }
 

@@ -149,7 +149,7 @@ bool dropAnnotations(Graph& graph, const PassContext& context) {
     if (op->kind == OpKind::To) {
       // A `to` names its device in an attribute too: it now stays where it runs, which with
       // more than one device is decided below and ends on the first device when it is whole.
-      std::string first = context.devices.front().str();
+      std::string first = context.target.devices.front().device.str();
       changed |= op->attrs.getString("device", first) != first;
       op->attrs.set("device", first);
     }

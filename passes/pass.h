@@ -11,16 +11,15 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "target/target.h"
 
 namespace gxc {
 
 struct PassContext {
-  // The run's devices in order: entry i of `--devices` is cuda:i. A host-only run is {cpu}.
-  std::vector<Device> devices = {Device::cpu()};
+  // The run's devices in order (entry i of `--devices` is cuda:i; a host-only run is {cpu}),
+  // the memory a plan may use on each, and the cost model that prices work there.
+  Target target;
   bool strict = false;  // --strict: edges and fallbacks the model did not ask for are errors
-  // Memory of each device of `devices`, in bytes; 0 means unlimited (the host). Empty when
-  // the run does not say (gxc-opt without --sim-gpus): nothing is then refused for size.
-  std::vector<int64_t> deviceMemoryBytes;
   // --placement: "manual", "auto", "data-parallel" or "pipeline"; --microbatches for pipeline.
   std::string placement = "manual";
   int microbatches = 0;
@@ -29,7 +28,6 @@ struct PassContext {
   // --explain: assign-devices says, one line per layer, the device chosen and why.
   std::function<void(const std::string&)> explain;
 
-  int gpuCount() const;
   void emitNote(const std::string& text) const {
     if (note) note(text);
   }

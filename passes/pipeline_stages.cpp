@@ -83,9 +83,9 @@ std::vector<int> stageConstraints(const std::vector<Op*>& layers, const PassCont
                  "layer '{}' is placed on cpu, but pipeline placement runs every layer in a stage "
                  "on the run's GPUs",
                  op->layerName());
-    if (device.index >= static_cast<int>(context.devices.size())) {
+    if (device.index >= static_cast<int>(context.target.devices.size())) {
       std::vector<std::string> names;
-      for (const Device& run : context.devices) names.push_back(run.str());
+      for (const TargetDevice& run : context.target.devices) names.push_back(run.device.str());
       modelError(op->loc, "layer '{}' is placed on {} but the run's devices are {}",
                  op->layerName(), device.str(), fmt::join(names, ", "));
     }
@@ -100,9 +100,9 @@ std::vector<int> stageConstraints(const std::vector<Op*>& layers, const PassCont
   return required;
 }
 
-StageLayer priced(const Op& op, const Device& gpu, int requiredStage) {
+StageLayer priced(const Op& op, const Device& gpu, int requiredStage, const CostTable& costs) {
   StageLayer layer;
-  layer.seconds = simOpSeconds(op, gpu);
+  layer.seconds = simOpSeconds(op, gpu, costs);
   layer.workingBytes = op.result->type.bytes();
   for (const Value* operand : op.operands) {
     if (operand->producer && operand->producer->kind == OpKind::Param)
@@ -119,19 +119,20 @@ size_t placeStages(const std::vector<Op*>& layers, const PassContext& context) {
   std::vector<int> required = stageConstraints(layers, context);
   std::vector<StageLayer> prices;
   for (size_t i = 0; i < layers.size(); ++i)
-    prices.push_back(priced(*layers[i], context.devices.front(), required[i]));
-  std::vector<int64_t> capacity(context.devices.size(), 0);
-  for (size_t i = 0; i < capacity.size() && i < context.deviceMemoryBytes.size(); ++i)
-    capacity[i] = context.deviceMemoryBytes[i];
+    prices.push_back(priced(*layers[i], context.target.devices.front().device, required[i],
+                            context.target.costs));
+  std::vector<int64_t> capacity(context.target.devices.size(), 0);
+  for (size_t i = 0; i < capacity.size(); ++i)
+    capacity[i] = context.target.memoryOf(context.target.devices[i].device);
   std::optional<StageCut> cut = cutStages(prices, capacity);
   GXC_CHECK(cut.has_value(), "annotations in stage order but no cut honours them");
   if (!cut->fitsMemory)
     context.emitNote(
         "pipeline placement found no cut of the layers into stages that fits each device's "
         "memory; it balances time alone, and plan-memory checks what each device needs");
-  std::vector<std::vector<const Op*>> stages(context.devices.size());
+  std::vector<std::vector<const Op*>> stages(context.target.devices.size());
   for (size_t i = 0; i < layers.size(); ++i) {
-    const Device& device = context.devices[cut->stageOf[i]];
+    const Device& device = context.target.devices[cut->stageOf[i]].device;
     layers[i]->result->type.device = device;
     if (layers[i]->kind == OpKind::To) layers[i]->attrs.set("device", device.str());
     stages[cut->stageOf[i]].push_back(layers[i]);
@@ -144,11 +145,11 @@ size_t placeStages(const std::vector<Op*>& layers, const PassContext& context) {
     double seconds = 0;
     for (size_t i = 0; i < layers.size(); ++i)
       if (cut->stageOf[i] == s) seconds += prices[i].seconds;
-    context.explain(
-        fmt::format("pipeline stage {} on {}: {} layers, '{}' to '{}', {:.1f} us of "
-                    "{:.1f} us for the slowest stage",
-                    s, context.devices[s].str(), stages[s].size(), stages[s].front()->layerName(),
-                    stages[s].back()->layerName(), seconds * 1e6, cut->bottleneckSeconds * 1e6));
+    context.explain(fmt::format(
+        "pipeline stage {} on {}: {} layers, '{}' to '{}', {:.1f} us of "
+        "{:.1f} us for the slowest stage",
+        s, context.target.devices[s].device.str(), stages[s].size(), stages[s].front()->layerName(),
+        stages[s].back()->layerName(), seconds * 1e6, cut->bottleneckSeconds * 1e6));
   }
   return used;
 }
@@ -234,7 +235,7 @@ void explicitHandOffs(Graph& graph) {
 
 bool PipelineStagesPass::run(Graph& graph, const PassContext& context) const {
   if (context.placement != "pipeline" || graph.attrs().has(kStagesMarker)) return false;
-  GXC_CHECK(!context.devices.empty(), "a run with no devices");
+  GXC_CHECK(!context.target.devices.empty(), "a run with no devices");
   for (const Op* op : graph.ops()) {
     GXC_CHECK(op->result->type.known, "pipeline-stages before infer-shapes: '{}' is untyped",
               op->layerName());
@@ -242,13 +243,13 @@ bool PipelineStagesPass::run(Graph& graph, const PassContext& context) const {
       modelError(op->loc, "layer '{}' is a copy: pipeline-stages runs before insert-copies",
                  op->layerName());
   }
-  size_t microbatches =
-      context.microbatches > 0 ? static_cast<size_t>(context.microbatches) : context.devices.size();
+  size_t microbatches = context.microbatches > 0 ? static_cast<size_t>(context.microbatches)
+                                                 : context.target.devices.size();
   checkMicrobatches(graph, microbatches, context);
   std::vector<Op*> layers = layersOf(graph);
   size_t stages = 1;
   // With one device there is nothing to cut; its annotations are assign-devices' to resolve.
-  if (context.devices.size() >= 2 && !layers.empty()) stages = placeStages(layers, context);
+  if (context.target.devices.size() >= 2 && !layers.empty()) stages = placeStages(layers, context);
   if (microbatches >= 2) {
     BatchSplitPlan plan;
     plan.parts = microbatches;

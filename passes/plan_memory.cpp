@@ -115,9 +115,7 @@ std::string largestTensors(const DevicePlan& plan, size_t count) {
 }
 
 int64_t memoryOf(const Device& device, const PassContext& context) {
-  for (size_t i = 0; i < context.devices.size() && i < context.deviceMemoryBytes.size(); ++i)
-    if (context.devices[i] == device) return context.deviceMemoryBytes[i];
-  return 0;  // not a device of the run's list: nothing to hold it against
+  return context.target.memoryOf(device);  // 0: not limited, or not a device of the run
 }
 
 // Phase 3: every device that does not fit, in one line.

@@ -40,7 +40,7 @@
 //   into its device's arena), and those have none;
 //   buffers live at one step on one device never share a byte; the graph has `peak_DEVICE`
 //   (`peak_cpu`, `peak_cuda0`: ':' does not lex in an attribute name) for every device that
-//   holds a value, the bytes of its arena; with PassContext::deviceMemoryBytes given, every
+//   holds a value, the bytes of its arena; with the target's memory known, every
 //   device fits its memory or the pass throws a model error (exit 1) and changes nothing.
 // Idempotent: yes; the plan is a function of the op order and types, which it does not touch.
 #pragma once

@@ -20,11 +20,11 @@ std::string tensorKey(const Op& param) {
 }  // namespace
 
 void refuseParamsBeyondRunMemory(const Graph& graph, const PassContext& context) {
-  if (context.deviceMemoryBytes.size() < context.devices.size()) return;
+  if (!context.target.memoryKnown) return;
   int64_t capacity = 0;
-  for (int64_t bytes : context.deviceMemoryBytes) {
-    if (bytes <= 0) return;  // a device without a limit holds anything
-    capacity += bytes;
+  for (const TargetDevice& entry : context.target.devices) {
+    if (entry.memoryBytes <= 0) return;  // a device without a limit holds anything
+    capacity += entry.memoryBytes;
   }
   std::map<std::string, const Value*> tensors;
   for (const Op* op : graph.ops())
@@ -43,11 +43,11 @@ void refuseParamsBeyondRunMemory(const Graph& graph, const PassContext& context)
   for (size_t i = 0; i < std::min<size_t>(3, largest.size()); ++i)
     names += fmt::format("{}{} {}", i == 0 ? "" : ", ", largest[i]->name,
                          formatBytes(largest[i]->type.bytes()));
-  for (const Device& device : context.devices)
-    devices += (devices.empty() ? "" : ", ") + device.str();
+  for (const TargetDevice& entry : context.target.devices)
+    devices += (devices.empty() ? "" : ", ") + entry.device.str();
   modelError({}, "the plan does not fit: its params alone need {}, {} {} {}{} (largest: {})",
-             formatBytes(needed), devices, context.devices.size() == 1 ? "has" : "have",
-             formatBytes(capacity), context.devices.size() == 1 ? "" : " in all", names);
+             formatBytes(needed), devices, context.target.devices.size() == 1 ? "has" : "have",
+             formatBytes(capacity), context.target.devices.size() == 1 ? "" : " in all", names);
 }
 
 }  // namespace gxc

@@ -271,7 +271,7 @@ std::string describe(const SplittableLayer& layer, const SplitPlan& plan) {
 }  // namespace
 
 bool SplitLayersPass::run(Graph& graph, const PassContext& context) const {
-  if (context.deviceMemoryBytes.empty()) return false;
+  if (!context.target.memoryKnown) return false;
   bool changed = false;
   std::set<std::string> givenUp;  // over GPUs that splitting cannot help: plan-memory's
   while (true) {

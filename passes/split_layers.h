@@ -3,7 +3,7 @@
 //
 // Requires: every value typed and placed (after assign-devices), no copies yet (before
 //   insert-copies: the shards create edges between devices that it turns into copies).
-// Guarantees: with PassContext::deviceMemoryBytes given (otherwise the pass does nothing),
+// Guarantees: with the target's memory known (otherwise the pass does nothing),
 //   every matmul or linear whose weight, with the params resident on its device and the
 //   layer's own operands and result, exceeds its device's memory is split into K shards on K
 //   distinct GPUs of the run, K the smallest count that fits:

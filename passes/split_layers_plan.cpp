@@ -184,10 +184,10 @@ std::optional<SplittableLayer> splittableLayer(Op* op, const ReaderCounts& reade
 }
 
 DeviceRoom::DeviceRoom(const Graph& graph, const PassContext& context) {
-  for (size_t i = 0; i < context.devices.size(); ++i) {
+  for (size_t i = 0; i < context.target.devices.size(); ++i) {
     Slot slot;
-    slot.device = context.devices[i];
-    if (i < context.deviceMemoryBytes.size()) slot.capacity = context.deviceMemoryBytes[i];
+    slot.device = context.target.devices[i].device;
+    slot.capacity = context.target.memoryOf(slot.device);
     if (slot.device.isCuda() && slot.capacity > 0) gpus_.push_back(slot.device);
     slots_.push_back(slot);
   }

@@ -6,8 +6,8 @@
 
 namespace gxc {
 
-const SimCostTable& h100SxmCosts() {
-  static const SimCostTable table = {
+const CostTable& h100SxmCosts() {
+  static const CostTable table = {
       // NVIDIA's H100 SXM5 datasheet gives 67 TFLOP/s of FP32 (non-tensor-core) peak; cuBLAS
       // SGEMM on large square f32 matrices measures about 50 TFLOP/s. PyTorch keeps f32 matmul
       // off TF32 by default (allow_tf32 = False since 1.12), so this is the rate it sees.
@@ -74,7 +74,7 @@ int64_t opTrafficBytes(const Op& op) {
 namespace {
 
 // One kernel of `flops` (a GEMM's) or else `bytes` of memory traffic on `device`.
-double kernelSeconds(double flops, int64_t bytes, const Device& device, const SimCostTable& costs) {
+double kernelSeconds(double flops, int64_t bytes, const Device& device, const CostTable& costs) {
   bool gpu = device.isCuda();
   double seconds;
   if (flops > 0)
@@ -87,7 +87,7 @@ double kernelSeconds(double flops, int64_t bytes, const Device& device, const Si
 
 }  // namespace
 
-double simOpSeconds(const Op& op, const Device& device, const SimCostTable& costs) {
+double simOpSeconds(const Op& op, const Device& device, const CostTable& costs) {
   GXC_CHECK(op.kind != OpKind::Param && op.kind != OpKind::Copy,
             "layer '{}': simOpSeconds of a {} op", op.layerName(), opName(op.kind));
   // A reshape, and a slice of whole rows, are views of contiguous memory on a GPU (as
@@ -110,13 +110,13 @@ int64_t kernelTrafficBytes(const KernelStep& step) {
   return bytes;
 }
 
-double simStepSeconds(const KernelStep& step, const Device& device, const SimCostTable& costs) {
+double simStepSeconds(const KernelStep& step, const Device& device, const CostTable& costs) {
   if (step.ops.size() == 1) return simOpSeconds(*step.root(), device, costs);
   return kernelSeconds(kernelFlops(step), kernelTrafficBytes(step), device, costs);
 }
 
 double simCopySeconds(CopyDirection direction, int64_t bytes, HostMemory hostMemory,
-                      const SimCostTable& costs) {
+                      const CostTable& costs) {
   bool pinned = hostMemory == HostMemory::Pinned;
   double bandwidth = 0;
   switch (direction) {
@@ -141,7 +141,7 @@ double simCopySeconds(CopyDirection direction, int64_t bytes, HostMemory hostMem
 }
 
 double simStagedCopySeconds(CopyDirection direction, int64_t bytes, int64_t chunkBytes,
-                            const SimCostTable& costs) {
+                            const CostTable& costs) {
   bool staged =
       direction == CopyDirection::HostToDevice || direction == CopyDirection::DeviceToHost;
   if (!staged) return simCopySeconds(direction, bytes, HostMemory::Pageable, costs);

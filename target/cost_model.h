@@ -18,7 +18,7 @@
 
 namespace gxc {
 
-struct SimCostTable {
+struct CostTable {
   double gemmFlopsPerSecond;    // f32 GEMM (matmul, linear)
   double memoryBytesPerSecond;  // HBM traffic of elementwise ops, reductions, movement
   double kernelLaunchSeconds;   // fixed cost of every kernel
@@ -35,7 +35,7 @@ struct SimCostTable {
 };
 
 // The figures of one H100 SXM5 80 GB on a PCIe 5 host; the sources are in the .cpp.
-const SimCostTable& h100SxmCosts();
+const CostTable& h100SxmCosts();
 
 enum class CopyDirection { HostToHost, HostToDevice, DeviceToHost, DeviceToDevice };
 enum class HostMemory { Pinned, Pageable };
@@ -50,7 +50,7 @@ int64_t opTrafficBytes(const Op& op);
 // Seconds `op` (not a copy, not a param) takes on `device`: a GEMM at the GEMM rate, anything
 // else at the memory rate, plus one kernel launch on a GPU; views (a reshape, a slice of whole
 // rows) take none.
-double simOpSeconds(const Op& op, const Device& device, const SimCostTable& costs = h100SxmCosts());
+double simOpSeconds(const Op& op, const Device& device, const CostTable& costs = h100SxmCosts());
 
 // A fused kernel (ir/kernel_steps.h: a step of two ops or more) is ONE kernel: its
 // flops are its members' summed (a GEMM's; its epilogue is cuBLASLt's, free), its traffic the
@@ -61,16 +61,16 @@ int64_t kernelTrafficBytes(const KernelStep& step);
 // Seconds `step` (not a copy, not a param) takes on `device`: a lone op as simOpSeconds says;
 // a fused kernel as one op of kernelFlops and kernelTrafficBytes, with one launch on a GPU.
 double simStepSeconds(const KernelStep& step, const Device& device,
-                      const SimCostTable& costs = h100SxmCosts());
+                      const CostTable& costs = h100SxmCosts());
 
 // Seconds one copy of `bytes` takes: the fixed latency plus bytes over the bandwidth of its
 // direction (host memory pinned or pageable matters only when the host is one side).
 double simCopySeconds(CopyDirection direction, int64_t bytes, HostMemory hostMemory,
-                      const SimCostTable& costs = h100SxmCosts());
+                      const CostTable& costs = h100SxmCosts());
 
 // A host<->device copy staged through a pinned buffer of `chunkBytes`: one DMA (latency plus
 // bytes over the pinned bandwidth) per chunk. Device-to-device and host copies are one piece.
 double simStagedCopySeconds(CopyDirection direction, int64_t bytes, int64_t chunkBytes,
-                            const SimCostTable& costs = h100SxmCosts());
+                            const CostTable& costs = h100SxmCosts());
 
 }  // namespace gxc

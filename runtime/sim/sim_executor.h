@@ -54,7 +54,7 @@ struct SimConfig {
   // reported at the layer that caused it, not at the next synchronization.
   bool launchBlocking = false;
   int64_t stagingBytes = SimStagingBuffers::kDefaultBytes;  // per pinned staging buffer
-  SimCostTable costs = h100SxmCosts();
+  CostTable costs = h100SxmCosts();
 };
 
 struct SimDeviceReport {

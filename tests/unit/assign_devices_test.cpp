@@ -20,8 +20,9 @@ const char* kModel = R"(graph @g(%x: f32[4,4] @cpu) -> (z) {
 
 PassContext gpus(int count) {
   PassContext context;
-  context.devices.clear();
-  for (int i = 0; i < count; ++i) context.devices.push_back(Device::cuda(i));
+  std::vector<Device> devices;
+  for (int i = 0; i < count; ++i) devices.push_back(Device::cuda(i));
+  context.target = Target::of(devices);
   return context;
 }
 
@@ -77,7 +78,7 @@ TEST(AssignDevicesTest, ReplicatesAnUnannotatedParamOncePerConsumingDevice) {
 )",
                           "g.gxir");
   PassContext context;
-  context.devices = {Device::cuda(0), Device::cuda(1)};
+  context.target = Target::of({Device::cuda(0), Device::cuda(1)});
   EXPECT_TRUE(AssignDevicesPass().run(*graph, context));
   Value* replica = graph->find("w.cuda1");
   ASSERT_NE(replica, nullptr);

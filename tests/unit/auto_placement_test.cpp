@@ -12,11 +12,9 @@ namespace {
 PassContext autoOnGpus(int count, int64_t memoryBytes) {
   PassContext context;
   context.placement = "auto";
-  context.devices.clear();
-  for (int i = 0; i < count; ++i) {
-    context.devices.push_back(Device::cuda(i));
-    context.deviceMemoryBytes.push_back(memoryBytes);
-  }
+  std::vector<Device> devices;
+  for (int i = 0; i < count; ++i) devices.push_back(Device::cuda(i));
+  context.target = Target::withGpuMemory(devices, memoryBytes);
   return context;
 }
 

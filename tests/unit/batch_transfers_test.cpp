@@ -92,7 +92,7 @@ SimRun compileAndRun(const char* text, bool batched) {
   for (const Value* input : graph->inputs())
     inputs[input->name] = defaultInput(*graph, *input, graph->attrs().getInt("seed", 0));
   PassContext context;
-  context.devices = {Device::cuda(0), Device::cuda(1)};
+  context.target = Target::of({Device::cuda(0), Device::cuda(1)});
   PassManager manager;
   for (const std::string& pass : pipelineWith(batched)) {
     if (pass == "batch-transfers")
@@ -131,7 +131,7 @@ TEST_P(BatchTransfersRunTest, SameOutputsWithFewerCopiesOnVirtualGpus) {
 TEST_P(BatchTransfersRunTest, SecondRunChangesNothing) {
   std::unique_ptr<Graph> graph = parseGraph(GetParam().text, "model.gxir");
   PassContext context;
-  context.devices = {Device::cuda(0), Device::cuda(1)};
+  context.target = Target::of({Device::cuda(0), Device::cuda(1)});
   PassManager manager;
   for (const char* pass : {"infer-shapes", "assign-devices", "insert-copies"}) manager.add(pass);
   manager.run(*graph, context);

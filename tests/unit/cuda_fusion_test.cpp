@@ -212,7 +212,7 @@ TEST_P(CudaFusionTest, SimMatchesTheReference) {
   // The same graph on cuda:0, with its inputs loaded there and its output copied back.
   auto graph = parse(std::regex_replace(GetParam().ir, std::regex("@cpu"), "@cuda:0"));
   PassContext context;
-  context.devices = {Device::cuda(0)};
+  context.target = Target::of({Device::cuda(0)});
   PassManager manager;
   for (const char* pass : {"insert-copies", "assign-streams"}) manager.add(pass);
   manager.run(*graph, context);

@@ -26,7 +26,7 @@ using fixtures::OpCase;
 
 void compile(Graph& graph, std::vector<Device> devices) {
   PassContext context;
-  context.devices = std::move(devices);
+  context.target = Target::of(std::move(devices));
   PassManager manager;
   for (const std::string& pass : defaultPipeline()) manager.add(pass);
   manager.run(graph, context);

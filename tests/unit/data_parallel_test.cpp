@@ -38,7 +38,7 @@ std::vector<Device> gpus(int count) {
 
 PassContext dataParallel(std::vector<Device> devices, std::vector<std::string>* notes = nullptr) {
   PassContext context;
-  context.devices = std::move(devices);
+  context.target = Target::of(std::move(devices));
   context.placement = "data-parallel";
   if (notes) context.note = [notes](const std::string& text) { notes->push_back(text); };
   return context;

@@ -33,7 +33,7 @@ namespace fs = std::filesystem;
 void runPasses(Graph& graph, const std::vector<std::string>& passes,
                std::vector<Device> devices = {Device::cpu()}) {
   PassContext context;
-  context.devices = std::move(devices);
+  context.target = Target::of(std::move(devices));
   PassManager manager;
   for (const std::string& pass : passes) manager.add(pass);
   manager.run(graph, context);

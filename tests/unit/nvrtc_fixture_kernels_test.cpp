@@ -28,7 +28,7 @@ namespace {
 std::unique_ptr<Graph> compiledModel(const std::string& name) {
   auto graph = loadModel(std::string(GXC_SOURCE_DIR) + "/models/" + name);
   PassContext context;
-  context.devices = {Device::cuda(0)};
+  context.target = Target::of({Device::cuda(0)});
   PassManager manager;
   for (const std::string& pass : defaultPipeline()) manager.add(pass);
   manager.run(*graph, context);
@@ -93,7 +93,7 @@ graph @g(%x: f32[16,8] @cpu, %b: f32[8,4] @cpu, %c: f32[4] @cpu) -> (y, t) {
 })",
                           "g.gxir");
   PassContext context;
-  context.devices = {Device::cuda(0)};
+  context.target = Target::of({Device::cuda(0)});
   PassManager manager;
   for (const std::string& pass : defaultPipeline()) manager.add(pass);
   manager.run(*graph, context);

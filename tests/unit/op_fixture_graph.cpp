@@ -26,7 +26,7 @@ OpFixtureGraph buildOpFixtureGraph(const std::vector<Device>& devices) {
     g.opOf[c.name] = op;
   }
   PassContext context;
-  context.devices = devices;
+  context.target = Target::of(devices);
   PassManager manager;
   for (const std::string& pass : defaultPipeline()) manager.add(pass);
   manager.run(*g.graph, context);

@@ -35,7 +35,7 @@ std::vector<Device> gpus(int count) {
 
 PassContext pipeline(int gpuCount, int microbatches, std::vector<std::string>* notes = nullptr) {
   PassContext context;
-  context.devices = gpus(gpuCount);
+  context.target = Target::of(gpus(gpuCount));
   context.placement = "pipeline";
   context.microbatches = microbatches;
   if (notes) context.note = [notes](const std::string& text) { notes->push_back(text); };

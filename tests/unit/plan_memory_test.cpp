@@ -156,8 +156,7 @@ TEST(PlanMemoryTest, APlanThatDoesNotFitIsRefusedAndTheGraphLeftAlone) {
   auto graph = parseGraph(kChain, "chain.gxir");
   std::string before = printGraph(*graph);
   PassContext context;
-  context.devices = {Device::cuda(0)};
-  context.deviceMemoryBytes = {3 * 1024};
+  context.target = Target::withGpuMemory({Device::cuda(0)}, 3 * 1024);
   try {
     PlanMemoryPass().run(*graph, context);
     FAIL() << "a 3.5 KiB plan fit in 3 KiB";
@@ -168,9 +167,9 @@ TEST(PlanMemoryTest, APlanThatDoesNotFitIsRefusedAndTheGraphLeftAlone) {
               "x 1.0 KiB, a 1.0 KiB, b 1.0 KiB)");
   }
   EXPECT_EQ(printGraph(*graph), before);
-  context.deviceMemoryBytes = {3 * 1024 + 512};  // exactly the peak: fits
+  context.target = Target::withGpuMemory({Device::cuda(0)}, 3 * 1024 + 512);  // the peak: fits
   EXPECT_TRUE(PlanMemoryPass().run(*graph, context));
-  context.deviceMemoryBytes = {0};  // unlimited
+  context.target = Target::withGpuMemory({Device::cuda(0)}, 0);  // unlimited
   EXPECT_FALSE(PlanMemoryPass().run(*graph, context));
 }
 

@@ -100,7 +100,7 @@ void spreadLayers(Graph& graph, int gpus) {
 void compile(Graph& graph, std::vector<Device> devices, const std::string& placement = "manual",
              int microbatches = 0) {
   PassContext context;
-  context.devices = std::move(devices);
+  context.target = Target::of(std::move(devices));
   context.placement = placement;
   context.microbatches = microbatches;
   PassManager manager;

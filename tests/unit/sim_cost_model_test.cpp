@@ -33,7 +33,7 @@ const Op& opNamed(const Graph& graph, const std::string& name) {
 
 TEST(SimCostModelTest, GemmIsFlopsAtTheGemmRatePlusOneLaunch) {
   auto graph = costGraph();
-  const SimCostTable& h100 = h100SxmCosts();
+  const CostTable& h100 = h100SxmCosts();
   const Op& mm = opNamed(*graph, "mm");
   EXPECT_DOUBLE_EQ(gemmFlops(mm), 2.0 * 1000 * 8 * 200);
   EXPECT_DOUBLE_EQ(simOpSeconds(mm, Device::cuda(0)),

@@ -35,7 +35,7 @@ struct SimRun {
 SimRun runOnSim(bool fuse) {
   SimRun run{parseGraph(kChain, "chain.gxir"), {}};
   PassContext context;
-  context.devices = {Device::cuda(0)};
+  context.target = Target::of({Device::cuda(0)});
   PassManager manager;
   for (const char* pass : {"insert-copies", "fuse", "plan-memory", "assign-streams"})
     if (fuse || std::string(pass) != "fuse") manager.add(pass);
@@ -64,7 +64,7 @@ TEST(SimFusedKernelTest, AFusedKernelIsOneLaunchOfItsExternalTraffic) {
   // Reads x and r, writes out: 3 x 64 KiB; the scaled scores and the softmax stay inside.
   const int64_t tensor = 64 * 256 * 4;
   EXPECT_EQ(kernelTrafficBytes(kernel), 3 * tensor);
-  const SimCostTable& costs = h100SxmCosts();
+  const CostTable& costs = h100SxmCosts();
   double expected = costs.kernelLaunchSeconds + 3.0 * tensor / costs.memoryBytesPerSecond;
   EXPECT_DOUBLE_EQ(simStepSeconds(kernel, Device::cuda(0)), expected);
 
@@ -88,7 +88,7 @@ TEST(SimFusedKernelTest, TheFusedChainIsFasterThanTheUnfusedOne) {
   std::vector<json> spans = computeSpans(unfused.report);
   ASSERT_EQ(spans.size(), 3u);  // three launches, each reading and writing its tensors
   EXPECT_EQ(unfused.report.devices.at(1).kernels, 3);
-  const SimCostTable& costs = h100SxmCosts();
+  const CostTable& costs = h100SxmCosts();
   const double tensor = 64 * 256 * 4;
   // Unfused: mul 2, softmax 2, add 3 tensors of traffic; fused: 3; and two launches fewer.
   double saved = 2 * costs.kernelLaunchSeconds + 4 * tensor / costs.memoryBytesPerSecond;

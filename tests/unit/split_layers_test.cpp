@@ -44,8 +44,8 @@ TEST_P(SplitLayersTest, SplitModelsGiveTheHostsNumbers) {
 
   auto graph = loadModel(path);
   PassContext context;
-  context.devices = {Device::cuda(0), Device::cuda(1), Device::cuda(2), Device::cuda(3)};
-  context.deviceMemoryBytes.assign(4, c.memoryPerGpu);
+  context.target = Target::withGpuMemory(
+      {Device::cuda(0), Device::cuda(1), Device::cuda(2), Device::cuda(3)}, c.memoryPerGpu);
   PassManager manager;
   for (const std::string& pass : defaultPipeline()) manager.add(pass);
   manager.run(*graph, context);

@@ -8,18 +8,20 @@ CompiledModel compileModel(const CompileOptions& options, std::ostream& notes) {
   CompiledModel compiled;
   if (!options.simGpus.empty()) compiled.sim = parseSimGpusOption(options.simGpus);
   compiled.devices = resolveRunDevices(options.devices, compiled.sim, notes);
-  PassContext context;
-  context.devices = compiled.devices.devices();
-  context.strict = options.strict;
-  context.placement = options.placement;
-  context.microbatches = options.microbatches;
-  for (const Device& device : context.devices) {
+  compiled.target.devices.clear();
+  compiled.target.memoryKnown = true;
+  for (const Device& device : compiled.devices.devices()) {
     int64_t bytes = 0;  // the host: not limited by the plan
     if (device.isCuda())
       bytes = compiled.sim.enabled() ? compiled.sim.memoryBytes
                                      : compiled.devices.gpuMemoryBytes.at(device.index);
-    context.deviceMemoryBytes.push_back(bytes);
+    compiled.target.devices.push_back({device, bytes});
   }
+  PassContext context;
+  context.target = compiled.target;
+  context.strict = options.strict;
+  context.placement = options.placement;
+  context.microbatches = options.microbatches;
   context.note = [&notes](const std::string& text) { notes << "gxc: note: " << text << "\n"; };
   if (options.explain)
     context.explain = [&notes](const std::string& line) {

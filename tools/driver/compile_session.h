@@ -30,6 +30,7 @@ struct CompiledModel {
   std::unique_ptr<Graph> graph;
   DeviceList devices;  // host only, or the GPUs behind cuda:0, cuda:1, ...
   SimGpusOption sim;   // the virtual GPUs, when the run has them
+  Target target;       // the devices as the passes planned for them
 };
 
 CompiledModel compileModel(const CompileOptions& options, std::ostream& notes);

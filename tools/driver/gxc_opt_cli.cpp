@@ -1,4 +1,5 @@
 #include <iostream>
+#include <optional>
 
 #include <fmt/ranges.h>
 
@@ -7,6 +8,7 @@
 #include "ir/verifier.h"
 #include "passes/pass_manager.h"
 #include "passes/pass_registry.h"
+#include "target/byte_size.h"
 #include "tools/driver/device_list.h"
 #include "tools/driver/error_handling.h"
 #include "tools/driver/gxc_cli.h"
@@ -47,7 +49,8 @@ int gxcOptMain(int argc, const char* const* argv, std::ostream& out, std::ostrea
     std::vector<std::string> passes =
         passList.empty() ? std::vector<std::string>{} : parsePassList(passList);
     PassContext context;
-    context.devices = parseDevicesOption(devices).devices();
+    std::vector<Device> deviceList = parseDevicesOption(devices).devices();
+    context.target = Target::of(deviceList);
     context.strict = strict;
     context.placement = placement;
     context.microbatches = microbatches;
@@ -56,15 +59,11 @@ int gxcOptMain(int argc, const char* const* argv, std::ostream& out, std::ostrea
         err << "gxc-opt: explain: " << line << "\n";
       };
     if (!deviceMemory.empty()) {
-      int64_t memoryBytes = 0;
-      try {
-        memoryBytes = parseSimGpusOption("1:" + deviceMemory).memoryBytes;
-      } catch (const Error&) {
+      std::optional<int64_t> memoryBytes = parseByteSize(deviceMemory);
+      if (!memoryBytes)
         usageError("--device-memory {}: expected a size such as 16GiB (units B, KiB, MiB, GiB)",
                    deviceMemory);
-      }
-      for (const Device& device : context.devices)
-        context.deviceMemoryBytes.push_back(device.isCuda() ? memoryBytes : 0);
+      context.target = Target::withGpuMemory(deviceList, *memoryBytes);
     }
     context.note = [&err](const std::string& text) { err << "gxc-opt: note: " << text << "\n"; };
     std::unique_ptr<Graph> graph;
