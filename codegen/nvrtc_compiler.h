@@ -7,8 +7,10 @@
 // The result is cached (KernelCache, kind "ptx"), keyed by the source, the header, the
 // architecture, NVRTC's version and the options, so a change to any of them compiles again.
 //
-// Requires: a build with the CUDA toolkit (GXC_HAVE_CUDA); no GPU and no driver (NVRTC is a
-// library of the toolkit).
+// Requires: nothing: every build has this interface, so code and tests that use it compile
+// everywhere. Only a build with the CUDA toolkit (GXC_HAVE_CUDA) has NVRTC; it needs no GPU
+// and no driver (NVRTC is a library of the toolkit). In a build without it, nvrtcAvailable()
+// is false and the calls below that need NVRTC are a usage error (exit 2) saying so.
 // Guarantees: an architecture NVRTC does not support is a usage error (exit 2) listing the
 // ones it does; a source that does not compile is a runtime error (exit 3) carrying NVRTC's
 // first error line. A failed compilation caches nothing.
@@ -24,6 +26,9 @@ namespace gxc {
 
 // The name the generated source includes the kernel header by.
 inline constexpr const char* kKernelHeaderName = "gxc_kernel.h";
+
+// Whether this gxc has NVRTC (was built with the CUDA toolkit).
+bool nvrtcAvailable();
 
 // "13.0": NVRTC's version, part of every cache key.
 std::string nvrtcVersionString();

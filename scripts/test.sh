@@ -1,12 +1,21 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs the whole test suite: GoogleTest and lit through
-# ctest; then the unit tests again under AddressSanitizer (leaks included: a failed run must
-# free everything) and the runtime's tests under ThreadSanitizer (sim streams are threads).
+# ctest; then the same suite in a build without CUDA, which must run every test the first one
+# ran except those that need NVRTC or the CUDA toolkit, and list those as skipped
+# (tests/compare_cuda_builds.py); then the unit tests again under AddressSanitizer (leaks
+# included: a failed run must free everything) and the runtime's tests under ThreadSanitizer
+# (sim streams are threads).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
 jobs=$(nproc)
-(cd build && ctest --output-on-failure -j "$jobs")
+(cd build && ctest --output-on-failure -j "$jobs" --output-junit ctest.xml)
+
+echo "== the suite in a build without CUDA"
+cmake -S . -B build-nocuda -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGXC_WITH_CUDA=OFF > /dev/null
+cmake --build build-nocuda -j "$jobs" --target gxc gxc-opt gxc_unit_tests
+(cd build-nocuda && ctest --output-on-failure -j "$jobs" --output-junit ctest.xml)
+python3 tests/compare_cuda_builds.py build build-nocuda
 
 echo "== unit tests under AddressSanitizer"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGXC_SANITIZE=address > /dev/null

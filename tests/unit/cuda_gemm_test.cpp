@@ -49,6 +49,8 @@ class DeviceTensors {
   std::vector<void*> pointers_;
 };
 
+// f32 and bf16 looser than the README's 1e-5 and 1e-2: cuBLASLt may split and reorder the K
+// sums; no GPU run has measured them yet.
 double toleranceFor(DType dtype) {
   return dtype == DType::F32 ? 1e-4 : dtype == DType::F16 ? 4e-3 : 2e-2;
 }
@@ -158,6 +160,7 @@ TEST(CudaGemmTest, BatchedAndTransposedMatmulsMatchTheReference) {
     CudaGemmRunner runner(0, false);
     runner.run(*gemm, device.upload(a), device.upload(b), nullptr, out, nullptr);
     checkCuda(cudaDeviceSynchronize(), "matmul");
+    // Looser than the README's 1e-5: cuBLASLt may split and reorder the K sums.
     expectOutputsClose({{"y", device.download(out, DType::F32, c.out)}}, {{"y", expected}}, 1e-4);
   }
 }

@@ -114,6 +114,7 @@ void expectModelMatchesTheReference(const std::string& model, int gpus, size_t e
   EXPECT_EQ(fusedGemms, expectedFusedGemms) << model;
   EXPECT_GT(fused, 0u) << model << ": the fuse pass fused nothing";
   CudaExecutor executor(*graph, firstGpus(gpus));
+  // Looser than the README's 1e-5: cuBLASLt may split and reorder the K sums.
   expectOutputsClose(executor.run(inputs), expected, 1e-4);
   // A second run reuses the loaded kernels and cached blocks: the same answer.
   expectOutputsClose(executor.run(inputs), expected, 1e-4);
@@ -154,6 +155,7 @@ graph @mm(%a: f32[64,32] @cpu, %b: f32[32,48] @cpu) -> (r) attributes {seed = 3}
     fused |= step.kind == StepKind::Gemm && step.ops.size() == 3;
   ASSERT_TRUE(fused) << "matmul, add and gelu must be one GEMM step";
   CudaExecutor executor(*graph, firstGpus(1));
+  // Looser than the README's 1e-5: cuBLASLt may split and reorder the K sums.
   expectOutputsClose(executor.run(inputs), expected, 1e-4);
 }
 

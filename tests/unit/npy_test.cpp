@@ -223,22 +223,52 @@ TEST_F(NpyTest, RefusesMalformedHeaders) {
             "malformed header: nesting too deep at byte 42 of the header");
 }
 
-// Every truncation and thousands of random corruptions of a valid file are read or refused
-// with a gxc::Error: nothing crashes or reads out of bounds.
-TEST_F(NpyTest, SurvivesCorruptFiles) {
+// Every truncation of a valid file is refused, and thousands of random corruptions are read or
+// refused with a gxc::Error, never a crash or a read out of bounds. A corrupted file is read
+// only as what it holds: one whose header is intact (the bytes changed are data) must be read,
+// with exactly the file's data bytes; one read despite a changed header must still hold as
+// many data bytes as its tensor and nothing after them.
+TEST_F(NpyTest, TruncatedOrCorruptFilesAreRefusedOrReadAsTheyAre) {
   std::string good = fileBytes(fixture("i64.npy"));
+  const size_t dataStart = good.size() - readNpy(fixture("i64.npy")).nbytes();
+  for (size_t n = 0; n < good.size(); ++n) {
+    std::string file = writeFile("truncated.npy", good.substr(0, n));
+    EXPECT_EQ(modelErrorOf([&] { readNpy(file); }).rfind(file + ": error: ", 0), 0u)
+        << "a file cut to " << n << " bytes was read";
+  }
   std::mt19937 random(7);
-  for (size_t n = 0; n < 4000; ++n) {
-    std::string bytes = good.substr(0, n < good.size() ? n : good.size());
-    for (int flips = n < good.size() ? 0 : 1 + n % 4; flips > 0; --flips)
-      bytes[random() % bytes.size()] = static_cast<char>(random());
+  int refused = 0, readWithDataChanged = 0;
+  for (int n = 0; n < 4000; ++n) {
+    std::string bytes = good;
+    bool headerChanged = false;
+    for (int flips = 1 + n % 4; flips > 0; --flips) {
+      size_t at = random() % bytes.size();
+      char value = static_cast<char>(random());
+      headerChanged |= at < dataStart && bytes[at] != value;
+      bytes[at] = value;
+    }
     std::string file = writeFile("fuzz.npy", bytes);
     try {
-      readNpy(file);
+      Tensor tensor = readNpy(file);
+      ASSERT_LE(tensor.nbytes(), bytes.size());
+      size_t start = bytes.size() - tensor.nbytes();
+      EXPECT_EQ(std::string(reinterpret_cast<const char*>(tensor.data()), tensor.nbytes()),
+                bytes.substr(start))
+          << "corruption " << n << ": the tensor is not the file's last " << tensor.nbytes()
+          << " bytes";
+      if (!headerChanged) {
+        EXPECT_EQ(start, dataStart) << "corruption " << n;
+        ++readWithDataChanged;
+      }
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::Model);
+      EXPECT_TRUE(headerChanged) << "corruption " << n << " changed only data: " << e.what();
+      ++refused;
     }
   }
+  // Both outcomes occurred, so both branches above were exercised.
+  EXPECT_GT(refused, 100);
+  EXPECT_GT(readWithDataChanged, 100);
 }
 
 }  // namespace

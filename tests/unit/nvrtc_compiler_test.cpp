@@ -1,4 +1,5 @@
-// NVRTC compilation (codegen/nvrtc_compiler.h): runs wherever the CUDA toolkit is, GPU or not.
+// NVRTC compilation (codegen/nvrtc_compiler.h): runs wherever the CUDA toolkit is, GPU or not;
+// built everywhere, and skipped, saying why, in a build without it.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -7,6 +8,7 @@
 #include <random>
 
 #include "codegen/nvrtc_compiler.h"
+#include "cuda_test_helpers.h"
 #include "ir/diagnostic.h"
 
 namespace gxc {
@@ -35,6 +37,7 @@ extern "C" __global__ void gxc_k1_relu(GxcArgs args) {
 class NvrtcCompilerTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    GXC_REQUIRE_NVRTC();
     directory_ = std::filesystem::temp_directory_path() /
                  ("gxc-nvrtc-test-" + std::to_string(std::random_device{}()));
   }
@@ -128,6 +131,25 @@ TEST_F(NvrtcCompilerTest, OptionsNameTheVirtualArchitecture) {
   std::vector<std::string> options = nvrtcOptions(parseGpuArch("sm_80"));
   ASSERT_FALSE(options.empty());
   EXPECT_EQ(options[0], "--gpu-architecture=compute_80");
+}
+
+// Every build has the interface; one without the CUDA toolkit says, in one line, that it has
+// no NVRTC (the driver refuses --emit ptx before this: tests/lit/cli/no-cuda-build.test).
+TEST(NvrtcAvailability, ABuildWithoutCudaSaysItHasNoNvrtc) {
+  if (nvrtcAvailable()) {
+    EXPECT_NE(nvrtcVersionString().find('.'), std::string::npos) << nvrtcVersionString();
+    return;
+  }
+  KernelCache cache(std::nullopt);
+  try {
+    compileGraphPtx(kSource, kHeader, parseGpuArch("sm_90"), cache);
+    FAIL() << "compiled without NVRTC";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.kind(), ErrorKind::Usage);
+    EXPECT_EQ(formatError(error),
+              "gxc: error: NVRTC: this gxc was built without CUDA (NVRTC is part of the CUDA "
+              "toolkit)");
+  }
 }
 
 }  // namespace

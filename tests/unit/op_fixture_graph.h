@@ -1,7 +1,7 @@
 // Every case of tests/fixtures/ops.json as one op of ONE graph, compiled by the default
 // pipeline: one translation unit (and one kernel build) serves all cases. Shared by the tests
-// that run the cases through generated kernels: on the host (cuda_codegen_fixtures_test.cpp),
-// as PTX (nvrtc_fixture_kernels_test.cpp) and on GPUs (cuda_fixtures_test.cpp).
+// that run the cases through generated kernels: on the host (generated_kernel_fixtures_test.cpp),
+// as PTX (nvrtc_fixture_kernels_test.cpp) and on GPUs (cuda_platform_test.cpp).
 #pragma once
 
 #include <map>

@@ -1,6 +1,7 @@
-// The op cases of tests/fixtures/ops.json (written by make_op_fixtures.py in NumPy), shared by
-// the tests that run them: reference_ops_test.cpp (the interpreter alone) and
-// cpu_ops_test.cpp (the whole host path), so both read and judge a case the same way.
+// The op cases of tests/fixtures/ops.json (written by make_op_fixtures.py: f32 in NumPy, f16 and
+// bf16 by PyTorch), shared by the tests that run them: reference_ops_test.cpp (the interpreter
+// alone), cpu_ops_test.cpp (the whole host path), generated_kernel_fixtures_test.cpp and
+// cuda_platform_test.cpp (through op_fixture_graph.h), so all read a case the same way.
 #pragma once
 
 #include <ostream>
@@ -42,7 +43,8 @@ Tensor toTensor(const FixtureTensor& t);
 
 // The tolerance of one expected element: 1e-5 relative (absolute below 1) for f32, since
 // results are computed in double and rounded once; one unit in the last place of the stored
-// precision for f16 and bf16, where rounding the result is the whole error.
+// precision for f16 and bf16 (tighter than the README's 1e-2): PyTorch computed them in f32 and
+// rounded once, as gxc does, so rounding the result is the whole error.
 double fixtureTolerance(DType dtype, double expected);
 
 // Checks dtype, shape and every element of `got` against `want` with fixtureTolerance

@@ -1,5 +1,6 @@
 // Checks the reference interpreter against tests/fixtures/ops.json, whose expected values
-// make_op_fixtures.py computes independently in NumPy, and checks its runtime errors.
+// make_op_fixtures.py computes independently (f32 in NumPy, f16 and bf16 by PyTorch), and checks
+// its runtime errors.
 #include "runtime/reference/reference_ops.h"
 
 #include <memory>

@@ -181,9 +181,9 @@ std::unique_ptr<Graph> parse(const std::string& text) {
   return graph;
 }
 
-class CudaFusionTest : public testing::TestWithParam<FusionCase> {};
+class FusedKernelTest : public testing::TestWithParam<FusionCase> {};
 
-TEST_P(CudaFusionTest, OneKernelForTheFusedGroup) {
+TEST_P(FusedKernelTest, OneKernelForTheFusedGroup) {
   auto graph = parse(GetParam().ir);
   CudaSource source = generateCudaSource(*graph);
   ASSERT_EQ(source.kernels.size(), 1u);
@@ -197,7 +197,7 @@ TEST_P(CudaFusionTest, OneKernelForTheFusedGroup) {
   EXPECT_EQ((*found)[1].str(), source.kernels[0].name);
 }
 
-TEST_P(CudaFusionTest, CpuMatchesTheReference) {
+TEST_P(FusedKernelTest, CpuMatchesTheReference) {
   auto graph = parse(GetParam().ir);
   std::map<std::string, Tensor> inputs = inputsOf(*graph);
   auto expected = HostExecutor(*graph, HostKernels::Reference).run(inputs);
@@ -205,7 +205,7 @@ TEST_P(CudaFusionTest, CpuMatchesTheReference) {
   expectOutputsClose(actual, expected, GetParam().tolerance);
 }
 
-TEST_P(CudaFusionTest, SimMatchesTheReference) {
+TEST_P(FusedKernelTest, SimMatchesTheReference) {
   auto host = parse(GetParam().ir);
   std::map<std::string, Tensor> inputs = inputsOf(*host);
   auto expected = HostExecutor(*host, HostKernels::Reference).run(inputs);
@@ -222,7 +222,7 @@ TEST_P(CudaFusionTest, SimMatchesTheReference) {
   expectOutputsClose(actual, expected, GetParam().tolerance);
 }
 
-INSTANTIATE_TEST_SUITE_P(Patterns, CudaFusionTest, testing::ValuesIn(cases()),
+INSTANTIATE_TEST_SUITE_P(Patterns, FusedKernelTest, testing::ValuesIn(cases()),
                          [](const testing::TestParamInfo<FusionCase>& info) {
                            return info.param.name;
                          });

@@ -37,9 +37,9 @@ const FixtureGraph& fixtureGraph() {
   return built;
 }
 
-class CudaCodegenFixtureTest : public testing::TestWithParam<OpCase> {};
+class GeneratedKernelFixtureTest : public testing::TestWithParam<OpCase> {};
 
-TEST_P(CudaCodegenFixtureTest, GeneratedKernelMatchesTheReference) {
+TEST_P(GeneratedKernelFixtureTest, GeneratedKernelMatchesTheReference) {
   const OpCase& c = GetParam();
   const FixtureGraph& g = fixtureGraph();
   auto found = g.opOf.find(c.name);
@@ -82,12 +82,12 @@ TEST_P(CudaCodegenFixtureTest, GeneratedKernelMatchesTheReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, CudaCodegenFixtureTest, testing::ValuesIn(allOpCases()),
+INSTANTIATE_TEST_SUITE_P(Fixtures, GeneratedKernelFixtureTest, testing::ValuesIn(allOpCases()),
                          [](const testing::TestParamInfo<OpCase>& info) {
                            return info.param.name;
                          });
 
-TEST(CudaCodegenFixtures, OneTranslationUnitForAllCases) {
+TEST(GeneratedKernelFixtures, OneTranslationUnitForAllCases) {
   const FixtureGraph& g = fixtureGraph();
   const CudaSource& source = g.kernels->source();
   EXPECT_EQ(source.text.rfind("#include \"gxc_kernel.h\"\n", 0), 0u);

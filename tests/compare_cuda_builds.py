@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Checks that a build without CUDA runs every test a build with CUDA runs, except the ones
+that need NVRTC, the CUDA toolkit or a GPU, and that it lists those as skipped, saying why.
+
+Usage: compare_cuda_builds.py WITH_CUDA_BUILD WITHOUT_CUDA_BUILD
+
+Each build folder holds ctest.xml, the JUnit report of `ctest --output-junit ctest.xml` run
+there (scripts/test.sh runs both). Tests are matched by name. The rules:
+  - a test that ran in the CUDA build runs in the other, or skips there saying that gxc was
+    built without CUDA (it needs NVRTC);
+  - a test of tests/unit/cuda_*.cpp, which only a CUDA build compiles, is covered by its
+    file's NotBuiltWithoutCuda.<file> test, which skips saying so;
+  - every other test of the CUDA build exists in the other too, and every test the other
+    skips was skipped in the CUDA build as well (a GPU test) or says it was built without CUDA;
+  - nothing failed.
+Prints both builds' totals (tests, run, skipped) and exits 1 on any breach.
+"""
+import json
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ElementTree
+
+WITHOUT_CUDA = "built without CUDA"
+
+
+def ctest_results(build):
+    """name -> (status, output) from BUILD/ctest.xml; status is run, fail or notrun."""
+    report = pathlib.Path(build) / "ctest.xml"
+    if not report.exists():
+        sys.exit(f"compare_cuda_builds: {report} is missing; run `ctest --output-junit ctest.xml` "
+                 f"in {build} first")
+    results = {}
+    for case in ElementTree.parse(report).getroot().iter("testcase"):
+        # ctest names a value-parameterized test by its printed parameter, which for a struct
+        # without a printer is its bytes, pointers included, so they differ between builds:
+        # such names are told apart by their order instead, which both builds share.
+        name = case.get("name").split("  # GetParam() = ")[0].strip()
+        name = re.sub(r"(\d+-byte object) <[^>]*>", r"\1", name)
+        unique, k = name, 1
+        while unique in results:
+            k += 1
+            unique = f"{name} #{k}"
+        results[unique] = (case.get("status"), case.findtext("system-out") or "")
+    return results
+
+
+def test_of(name):
+    """'Prefix/Suite.Test/param' -> 'Prefix/Suite.Test', the part that names the code."""
+    suite, _, test = name.partition(".")
+    return f"{suite}.{test.split('/')[0]}"
+
+
+def source_files(build):
+    """gtest name -> the source file that defines it, for the unit tests of BUILD."""
+    binary = pathlib.Path(build) / "tests" / "gxc_unit_tests"
+    with tempfile.TemporaryDirectory() as folder:
+        listing = pathlib.Path(folder) / "tests.json"
+        subprocess.run([str(binary), "--gtest_list_tests", f"--gtest_output=json:{listing}"],
+                       check=True, stdout=subprocess.DEVNULL)
+        suites = json.loads(listing.read_text())["testsuites"]
+    return {test_of(f"{suite['name']}.{test['name']}"): pathlib.Path(test["file"]).name
+            for suite in suites for test in suite["testsuite"]}
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__.split("\n\n")[1])
+    with_cuda, without_cuda = sys.argv[1], sys.argv[2]
+    a, b = ctest_results(with_cuda), ctest_results(without_cuda)
+    files = source_files(with_cuda)
+    problems = []
+
+    needs_nvrtc, needs_toolkit = [], {}
+    for name, (status, _) in a.items():
+        file = files.get(test_of(name), "")
+        if file.startswith("cuda_") and file.endswith(".cpp"):
+            needs_toolkit.setdefault(file, []).append(name)
+            continue
+        if name not in b:
+            problems.append(f"{name}: in the CUDA build only")
+            continue
+        other, output = b[name]
+        if status == "run" and other != "run":
+            if other == "notrun" and WITHOUT_CUDA in output:
+                needs_nvrtc.append(name)
+            else:
+                problems.append(f"{name}: ran with CUDA, {other} without, not saying why")
+    for file, names in needs_toolkit.items():
+        stand_in = f"NotBuiltWithoutCuda.{file.split('.')[0]}"
+        status, output = b.get(stand_in, ("missing", ""))
+        if status != "notrun" or WITHOUT_CUDA not in output:
+            problems.append(f"{file}: {len(names)} tests, and {stand_in} is {status}, not skipped")
+    for name, (status, output) in b.items():
+        if status == "fail":
+            problems.append(f"{name}: failed without CUDA")
+        elif status == "notrun" and WITHOUT_CUDA not in output and a.get(name, ("",))[0] != "notrun":
+            problems.append(f"{name}: skipped without CUDA only, not saying why")
+    problems += [f"{name}: failed with CUDA" for name, (s, _) in a.items() if s == "fail"]
+
+    def counts(results):
+        run = sum(status == "run" for status, _ in results.values())
+        skipped = sum(status == "notrun" for status, _ in results.values())
+        return f"{len(results)} tests, {run} run, {skipped} skipped"
+
+    print(f"with CUDA    ({with_cuda}): {counts(a)}")
+    print(f"without CUDA ({without_cuda}): {counts(b)}")
+    toolkit_tests = sum(len(names) for names in needs_toolkit.values())
+    print(f"left out without CUDA, listed as skipped: {len(needs_nvrtc)} tests that need NVRTC; "
+          f"{len(needs_toolkit)} files of {toolkit_tests} tests that need the CUDA toolkit "
+          f"(GPU tests among them), one skipped test each")
+    if problems:
+        print(f"{len(problems)} problems:", *problems, sep="\n  ")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
