@@ -1,6 +1,7 @@
 // NVRTC compilation (codegen/nvrtc_compiler.h): runs wherever the CUDA toolkit is, GPU or not.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -128,6 +129,26 @@ TEST_F(NvrtcCompilerTest, OptionsNameTheVirtualArchitecture) {
   std::vector<std::string> options = nvrtcOptions(parseGpuArch("sm_80"));
   ASSERT_FALSE(options.empty());
   EXPECT_EQ(options[0], "--gpu-architecture=compute_80");
+}
+
+// --fmad=false: a multiply then an add stay two instructions, each rounded (mul.rn, add.rn:
+// ptxas may not fuse those either), as the host build of the same kernel rounds them.
+TEST_F(NvrtcCompilerTest, MultiplyAddIsNotContractedIntoAnFma) {
+  std::vector<std::string> options = nvrtcOptions(parseGpuArch("sm_90"));
+  EXPECT_NE(std::find(options.begin(), options.end(), "--fmad=false"), options.end());
+  const char* source = R"(
+#include "gxc_kernel.h"
+extern "C" __global__ void gxc_k0_madd(GxcArgs args) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const float* a = (const float*)args.p[1];
+  if (i < 1000) ((float*)args.p[0])[i] = a[i] * ((const float*)args.p[2])[i] + a[i + 1];
+}
+)";
+  KernelCache cache(std::nullopt);
+  std::string ptx = compileGraphPtx(source, kHeader, parseGpuArch("sm_90"), cache);
+  EXPECT_EQ(ptx.find("fma."), std::string::npos) << ptx;
+  EXPECT_NE(ptx.find("mul.rn.f32"), std::string::npos) << ptx;
+  EXPECT_NE(ptx.find("add.rn.f32"), std::string::npos) << ptx;
 }
 
 }  // namespace
