@@ -9,6 +9,7 @@
 #include "runtime/cuda/cuda_allocator.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/cuda_run_state.h"
+#include "runtime/cuda/gpu_devices.h"
 #include "runtime/host/host_generated_kernels.h"
 
 namespace gxc {
@@ -26,17 +27,29 @@ CudaExecutor::CudaExecutor(const Graph& scheduled, CudaConfig config)
   checkRunnable();
   planSteps();
 
+  GXC_CHECK(config_.memoryBytes.empty() || config_.memoryBytes.size() == config_.deviceMap.size(),
+            "{} GPU capacities for {} GPUs", config_.memoryBytes.size(), config_.deviceMap.size());
   std::optional<GpuArch> oldest;
-  for (size_t i = 0; i < config_.deviceMap.size(); ++i) {
-    int device = config_.deviceMap[i];
+  std::vector<GpuDeviceInfo> runGpus;
+  for (int device : config_.deviceMap) {
     cudaDeviceProp properties{};
     checkCuda(cudaGetDeviceProperties(&properties, device), fmt::format("GPU {}", device));
-    if (!oldest || properties.major * 10 + properties.minor < oldest->number())
-      oldest = GpuArch{properties.major, properties.minor, ""};
+    runGpus.push_back({device, properties.name, static_cast<int64_t>(properties.totalGlobalMem),
+                       properties.major, properties.minor});
+    if (!oldest || runGpus.back().computeCapability().number() < oldest->number())
+      oldest = runGpus.back().computeCapability();
+  }
+  // As the driver refuses it (before the passes), for callers that come here directly.
+  if (config_.arch) checkArchRunsOnGpus(*config_.arch, runGpus);
+  for (size_t i = 0; i < config_.deviceMap.size(); ++i) {
+    int device = config_.deviceMap[i];
+    // Measured before the workspace below is allocated, which usableGpuMemory leaves out.
+    int64_t capacity =
+        config_.memoryBytes.empty() ? usableGpuMemory(device) : config_.memoryBytes[i];
     auto gpu = std::make_unique<Gpu>();
     gpu->cudaDevice = device;
-    gpu->allocator = makeCudaCachingAllocator(Device::cuda(static_cast<int>(i)).str(), device,
-                                              static_cast<int64_t>(properties.totalGlobalMem));
+    gpu->allocator =
+        makeCudaCachingAllocator(Device::cuda(static_cast<int>(i)).str(), device, capacity);
     gpu->gemm = std::make_unique<CudaGemmRunner>(device, config_.allowTf32);
     gpu->runStart = std::make_unique<CudaEvent>(device, /*timing=*/true);
     gpus_.push_back(std::move(gpu));

@@ -60,7 +60,10 @@
 namespace gxc {
 
 struct CudaConfig {
-  std::vector<int> deviceMap;   // cuda:i runs on CUDA device deviceMap[i] (--devices)
+  std::vector<int> deviceMap;  // cuda:i runs on CUDA device deviceMap[i] (--devices)
+  // cuda:i's allocator capacity: the driver's Target (what plan-memory checked); empty:
+  // usableGpuMemory, measured before the executor allocates anything.
+  std::vector<int64_t> memoryBytes;
   bool launchBlocking = false;  // GXC_LAUNCH_BLOCKING=1
   bool allowTf32 = false;       // GXC_ALLOW_TF32=1
   int64_t stagingBytes = CudaStagingBuffer::kDefaultBytes;

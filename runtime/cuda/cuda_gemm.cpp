@@ -16,7 +16,7 @@
 namespace gxc {
 namespace {
 
-constexpr size_t kWorkspaceBytes = size_t{32} << 20;  // cuBLASLt's recommended 32 MiB on Hopper
+constexpr size_t kWorkspaceBytes = static_cast<size_t>(kCublasLtWorkspaceBytes);
 
 int64_t product(const Shape& shape, size_t begin, size_t end) {
   int64_t result = 1;

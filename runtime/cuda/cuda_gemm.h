@@ -28,6 +28,10 @@
 
 namespace gxc {
 
+// cuBLASLt's workspace on each GPU of a run (NVIDIA's recommendation for Hopper), allocated
+// beside the caching allocator's memory: usableGpuMemory (gpu_devices.h) leaves it out.
+inline constexpr int64_t kCublasLtWorkspaceBytes = int64_t{32} << 20;
+
 enum class GemmActivation { None, Relu, Gelu };  // Gelu: the tanh approximation, as cuBLASLt's
 
 struct CudaGemm {

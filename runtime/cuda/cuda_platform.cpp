@@ -11,6 +11,7 @@ CudaPlatformRun runOnCudaPlatform(const Graph& scheduled,
                                   const CudaRunOptions& options) {
   CudaConfig config;
   config.deviceMap = options.deviceMap;
+  config.memoryBytes = options.memoryBytes;
   config.launchBlocking = launchBlockingFromEnvironment();
   config.allowTf32 = allowTf32FromEnvironment();
   config.arch = options.arch;

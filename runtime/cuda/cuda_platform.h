@@ -35,7 +35,10 @@ struct CudaRunReport {
 };
 
 struct CudaRunOptions {
-  std::vector<int> deviceMap;   // cuda:i is CUDA device deviceMap[i]
+  std::vector<int> deviceMap;  // cuda:i is CUDA device deviceMap[i]
+  // What cuda:i's caching allocator may reserve: the Target's memory, which plan-memory
+  // checked the plan against (usableGpuMemory); empty: measured when the run starts.
+  std::vector<int64_t> memoryBytes;
   std::optional<GpuArch> arch;  // --arch; default: the oldest of the run's GPUs' own
   int iterations = 0;           // after one run (the warm-up), this many timed runs
 };

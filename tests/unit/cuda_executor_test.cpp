@@ -65,6 +65,27 @@ TEST(CudaExecutorTest, OneGpuMatchesTheHostAndReportsMemoryAndCopies) {
   EXPECT_LT(executor.memoryStats(Device::cuda(0)).reservedBytes, after.reservedBytes);
 }
 
+// The capacity the driver planned with (the Target's) is the allocator's: 1 MiB cannot hold
+// even the 2 MiB segment a small param is carved from, whatever the GPU has.
+TEST(CudaExecutorTest, TheAllocatorHoldsToTheCapacityTheRunWasPlannedWith) {
+  GXC_REQUIRE_GPUS(1);
+  auto graph = simtest::parse(kOneGpu);
+  CudaConfig config = gpus({0});
+  config.memoryBytes = {1 << 20};
+  CudaExecutor executor(*graph, config);
+  try {
+    executor.run(simtest::defaultInputs(*graph));
+    ADD_FAILURE() << "ran in 1 MiB";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.exitStatus(), 3);
+    EXPECT_EQ(error.message().rfind("cuda:0 out of memory: tried to allocate 12.0 KiB (param "
+                                    "'w'); 1.0 MiB free of 1.0 MiB",
+                                    0),
+              0u)
+        << error.message();
+  }
+}
+
 TEST(CudaExecutorTest, AGeneratedKernelAndAViewRunOnTheGpu) {
   GXC_REQUIRE_GPUS(1);
   const char* text = R"(

@@ -151,6 +151,9 @@ PlatformRun runOnCuda(const CompiledModel& compiled, const std::map<std::string,
                       const std::optional<GpuArch>& arch, int iterations) {
   CudaRunOptions options;
   options.deviceMap = compiled.devices.gpuIds;
+  for (size_t i = 0; i < compiled.devices.gpuIds.size(); ++i)
+    options.memoryBytes.push_back(
+        compiled.target.memoryOf(Device::cuda(static_cast<int>(i))));  // as plan-memory had it
   options.arch = arch;
   options.iterations = iterations;
   CudaPlatformRun cuda = runOnCudaPlatform(*compiled.graph, inputs, options);
@@ -177,7 +180,9 @@ PlatformRun runOnCuda(const CompiledModel& compiled, const std::map<std::string,
 
 int runModel(const RunOptions& options, std::ostream& out, std::ostream& err) {
   std::optional<GpuArch> arch = parseArchOption(options.compile.arch);
-  CompiledModel compiled = compileModel(options.compile, err);
+  CompileOptions compile = options.compile;
+  compile.archRunsHere = true;
+  CompiledModel compiled = compileModel(compile, err);
   const Graph& graph = *compiled.graph;
   bool realGpus = !compiled.devices.hostOnly() && !compiled.sim.enabled();
   if (arch && !realGpus)
