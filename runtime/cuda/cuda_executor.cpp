@@ -137,16 +137,8 @@ void CudaExecutor::planSteps() {
       if (auto outer = viewBase_.find(base); outer != viewBase_.end()) base = outer->second;
       viewBase_[root.result] = base;
     }
-    for (const Op* op : step.ops) {
-      const Value* indices = dataIndexOperand(*op);
-      // Moved unchanged from a graph input: that input's host tensor holds the same values.
-      while (indices && indices->producer &&
-             (stepKindOf(*indices->producer) == StepKind::Copy ||
-              indices->producer->kind == OpKind::Reshape))
-        indices = indices->producer->operands[0];
-      if (indices && !indices->producer) inputIndices_.emplace_back(op, indices);
-    }
   }
+  indexChecks_ = planIndexChecks(graph_);
   // A view's bytes are its base's: the base lives as long as its last view is read.
   for (const auto& [view, base] : viewBase_) {
     auto last = schedule_.lastUse.find(view);
@@ -155,8 +147,9 @@ void CudaExecutor::planSteps() {
 }
 
 void CudaExecutor::checkInputIndices(const std::map<std::string, Tensor>& inputs) const {
-  for (const auto& [op, input] : inputIndices_)
-    checkDataIndices(*op, boundInput(inputs, input->name, input->type));
+  for (const IndexCheck& check : indexChecks_)
+    if (check.when == IndexCheckPoint::RunStart)
+      checkDataIndices(*check.consumer, boundInput(inputs, check.source->name, check.source->type));
 }
 
 MemoryStats CudaExecutor::memoryStats(const Device& device) const {

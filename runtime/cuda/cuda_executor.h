@@ -20,9 +20,10 @@
 //
 // Indices that are data (embedding indices, cross_entropy targets) are checked on the host
 // with the reference interpreter's messages, never left to produce garbage or fault on the
-// GPU. Where they are a graph input moved unchanged (copies, reshapes), the input's host tensor
-// is checked when the run starts, at no cost; where a GPU computed them, the step's stream is
-// drained and the (small, integer) tensor copied back before the kernel is launched.
+// GPU (runtime/cuda/gpu_index_checks.h): in the input when the run starts, or in the host op's
+// result that is scattered to the GPUs (data-parallel shards, pipeline micro-batches) as soon
+// as the host has computed it; only where a GPU computed them is the step's stream drained and
+// the (small, integer) tensor copied back before the kernel is launched.
 //
 // Freeing: a value's block is freed after its last reader in program order, as on sim (a fused
 // kernel reads its inputs when its root runs; a view's base lives as long as the view), but a
@@ -53,6 +54,7 @@
 #include "runtime/cuda/cuda_kernels.h"
 #include "runtime/cuda/cuda_platform.h"
 #include "runtime/cuda/cuda_staging.h"
+#include "runtime/cuda/gpu_index_checks.h"
 #include "runtime/param_init.h"
 #include "runtime/schedule.h"
 #include "tensor/tensor.h"
@@ -116,8 +118,7 @@ class CudaExecutor {
   KernelSteps steps_;
   std::map<const Op*, CudaGemm> gemms_;            // by a GPU Gemm step's root
   std::map<const Value*, const Value*> viewBase_;  // a GPU view -> the value owning its bytes
-  // Index checks of GPU ops that read a graph input's values, in program order.
-  std::vector<std::pair<const Op*, const Value*>> inputIndices_;
+  std::vector<IndexCheck> indexChecks_;            // of every GPU op with data indices
   CudaProgram program_;
   std::vector<std::unique_ptr<Gpu>> gpus_;           // by cuda:i
   std::unique_ptr<CachingAllocator> hostAllocator_;  // accounting only, for the report

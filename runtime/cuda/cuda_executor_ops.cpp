@@ -137,6 +137,11 @@ void CudaExecutor::executeOnHost(RunState& state, const Op& op, Live& result) {
   Tensor value = op.kind == OpKind::Matmul   ? cpuMatmul(op, operands)
                  : op.kind == OpKind::Linear ? cpuLinear(op, operands)
                                              : evaluateReferenceOp(op, operands);
+  // Indices a GPU op will read, scattered from here (a shard, a micro-batch): checked now, on
+  // the host, before any copy takes them to the GPU.
+  for (const IndexCheck& check : indexChecks_)
+    if (check.when == IndexCheckPoint::AfterHostOp && check.source == op.result)
+      checkDataIndices(*check.consumer, value);
   result.host = std::make_shared<Tensor>(std::move(value));
 }
 
@@ -173,11 +178,12 @@ void CudaExecutor::execute(RunState& state, size_t index, Live& result) {
 
 void CudaExecutor::checkIndicesOnDevice(RunState& state, const KernelStep& step,
                                         CudaStream& stream) {
-  for (const Op* op : step.ops) {
-    const Value* indices = dataIndexOperand(*op);
-    if (!indices || std::any_of(inputIndices_.begin(), inputIndices_.end(),
-                                [&](const auto& check) { return check.first == op; }))
-      continue;  // none, or checked on the host when the run started
+  for (const IndexCheck& check : indexChecks_) {
+    if (check.when != IndexCheckPoint::ReadBack ||
+        std::find(step.ops.begin(), step.ops.end(), check.consumer) == step.ops.end())
+      continue;  // another step's, or checked on the host
+    const Op* op = check.consumer;
+    const Value* indices = check.source;
     // Computed on a GPU: wait for them (this stream already waits for their producer), then
     // read them back. They are integers, one per row: small next to the data they index.
     stream.synchronize();

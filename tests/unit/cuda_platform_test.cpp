@@ -209,5 +209,36 @@ graph @lookup(%i: i64[4] @cpu, %j: i64[2] @cpu) -> (e, f) attributes {seed = 0} 
       << "only the table (160 bytes, rounded to 512) stays";
 }
 
+// A batch cut into micro-batches on the host (pipeline; data-parallel's shards alike): each
+// micro-batch's indices are checked in the host's slice, before its copy to the GPU
+// (runtime/cuda/gpu_index_checks.h), with the message of the micro-batch's layer.
+TEST(CudaPlatformErrors, IndicesOfAMicroBatchAreRefusedOnTheHostBeforeTheScatter) {
+  GXC_REQUIRE_GPUS(1);
+  auto graph = parseGraph(R"(
+graph @lookup(%i: i64[8] @cpu) -> (e) attributes {seed = 0} {
+  %table = param {init = "normal", name = "table", seed = 0} : f32[10,4] @?
+  %e = embedding %i, %table {embedding_dim = 4, num_embeddings = 10} : f32[8,4] @?
+  return %e
+})",
+                          "lookup.gxir");
+  PassContext context;
+  context.target = Target::of({Device::cuda(0)});
+  context.placement = "pipeline";
+  context.microbatches = 2;
+  PassManager manager;
+  for (const std::string& pass : defaultPipeline()) manager.add(pass);
+  manager.run(*graph, context);
+  CudaExecutor executor(*graph, firstGpus(1));
+  Tensor bad(DType::I64, {8});
+  for (int64_t i = 0; i < 8; ++i) bad.storeInt(i, i == 6 ? 12 : i);
+  try {
+    executor.run({{"i", bad}});
+    ADD_FAILURE() << "index 12 of a table of 10 rows was accepted";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.exitStatus(), 3);
+    EXPECT_EQ(error.message(), "layer 'e.mb1': embedding index 12 is out of range [0, 10)");
+  }
+}
+
 }  // namespace
 }  // namespace gxc
