@@ -51,6 +51,7 @@ CudaExecutor::CudaExecutor(const Graph& scheduled, CudaConfig config)
     gpu->allocator =
         makeCudaCachingAllocator(Device::cuda(static_cast<int>(i)).str(), device, capacity);
     gpu->gemm = std::make_unique<CudaGemmRunner>(device, config_.allowTf32);
+    if (config_.pretendNoGemmEpilogueAlgorithm) gpu->gemm->pretendNoEpilogueAlgorithmForTests();
     gpu->runStart = std::make_unique<CudaEvent>(device, /*timing=*/true);
     gpus_.push_back(std::move(gpu));
   }
@@ -89,17 +90,25 @@ CudaExecutor::CudaExecutor(const Graph& scheduled, CudaConfig config)
   }
   // One program for the graph, for an architecture every GPU of the run can run (PTX for an
   // older one is compiled by the driver for a newer GPU; not the other way round).
+  // A fused GEMM's epilogue kernel is loaded too, for when cuBLASLt cannot apply it.
   bool gpuKernels = false;
   for (const KernelStep& step : steps_.steps())
-    gpuKernels |= step.kind == StepKind::Generated && step.root()->device().isCuda();
+    gpuKernels |=
+        step.root()->device().isCuda() &&
+        (step.kind == StepKind::Generated || (step.kind == StepKind::Gemm && step.ops.size() > 1));
   if (gpuKernels && oldest) {
     program_ = buildCudaProgram(graph_, config_.arch.value_or(*oldest), config_.cache);
     kernels_ = std::make_unique<CudaKernelLibrary>(program_.ptx);
   }
-  for (const KernelStep& step : steps_.steps())
-    if (step.kind == StepKind::Generated && step.root()->device().isCuda())
+  for (const KernelStep& step : steps_.steps()) {
+    if (!step.root()->device().isCuda()) continue;
+    if (step.kind == StepKind::Generated)
       GXC_CHECK(program_.kernels.count(step.root()), "layer '{}' ({}): no generated kernel",
                 step.root()->layerName(), opName(step.root()->kind));
+    if (step.kind == StepKind::Gemm && step.ops.size() > 1)
+      GXC_CHECK(program_.epilogues.count(step.root()), "layer '{}': no epilogue kernel",
+                step.root()->layerName());
+  }
 }
 
 CudaExecutor::~CudaExecutor() {
@@ -150,6 +159,10 @@ void CudaExecutor::checkInputIndices(const std::map<std::string, Tensor>& inputs
   for (const IndexCheck& check : indexChecks_)
     if (check.when == IndexCheckPoint::RunStart)
       checkDataIndices(*check.consumer, boundInput(inputs, check.source->name, check.source->type));
+}
+
+const CudaGemmRunner::Stats& CudaExecutor::gemmStats(int gpu) const {
+  return gpus_.at(static_cast<size_t>(gpu))->gemm->stats();
 }
 
 MemoryStats CudaExecutor::memoryStats(const Device& device) const {

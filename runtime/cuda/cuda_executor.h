@@ -9,7 +9,9 @@
 //     compiled by NVRTC for the run's architecture through the kernel cache, loaded once:
 //     runtime/cuda/cuda_kernels.h), launched with GxcArgs {result, inputs...};
 //   - Gemm: one cuBLASLt call (runtime/cuda/cuda_gemm.h) with the fused kernel's bias and
-//     activation as cuBLASLt's epilogue, not as a separate kernel;
+//     activation as cuBLASLt's epilogue, not as a separate kernel; where cuBLASLt has no
+//     algorithm with that epilogue, the plain GEMM and then the step's generated epilogue
+//     kernel, in place on the result;
 //   - Copy: host<->device through each copy stream's pinned staging buffer
 //     (runtime/cuda/cuda_staging.h); device<->device by cudaMemcpyPeerAsync where the two GPUs can
 //     access each other's memory (peer access is enabled at start), else the pinned buffer;
@@ -68,6 +70,9 @@ struct CudaConfig {
   std::vector<int64_t> memoryBytes;
   bool launchBlocking = false;  // GXC_LAUNCH_BLOCKING=1
   bool allowTf32 = false;       // GXC_ALLOW_TF32=1
+  // Tests only: as if cuBLASLt had no algorithm with an epilogue (CudaGemmRunner), so that
+  // the plain GEMM and the generated epilogue kernel run instead.
+  bool pretendNoGemmEpilogueAlgorithm = false;
   int64_t stagingBytes = CudaStagingBuffer::kDefaultBytes;
   std::optional<GpuArch> arch;  // of the generated kernels; default: the run's oldest GPU's
   KernelCache cache = KernelCache::fromEnvironment();
@@ -87,6 +92,8 @@ class CudaExecutor {
   MemoryStats memoryStats(const Device& device) const;
   int64_t pinnedAllocations() const;
   const KernelCacheStats& kernelCacheStats() const { return config_.cache.stats(); }
+  // cuBLASLt plans made and calls run without their epilogue, on cuda:i.
+  const CudaGemmRunner::Stats& gemmStats(int gpu) const;
   // Whether copies from GPU `from` to GPU `to` (CUDA numbering) go peer to peer.
   bool peerToPeer(int from, int to) const { return peers_.count({from, to}) > 0; }
 

@@ -160,9 +160,19 @@ void CudaExecutor::execute(RunState& state, size_t index, Live& result) {
     case StepKind::Gemm: {
       const CudaGemm& gemm = gemms_.at(step.root());
       const void* bias = gemm.biasValue ? liveOf(state, gemm.biasValue).device : nullptr;
-      gpus_.at(step.root()->device().index)
-          ->gemm->run(gemm, liveOf(state, gemm.aValue).device, liveOf(state, gemm.bValue).device,
-                      bias, result.device, stream.get());
+      CudaGemmRunner::Done done =
+          gpus_.at(step.root()->device().index)
+              ->gemm->run(gemm, liveOf(state, gemm.aValue).device,
+                          liveOf(state, gemm.bValue).device, bias, result.device, stream.get());
+      if (done == CudaGemmRunner::Done::AllButFusedMembers) {
+        // The epilogue kernel on the GEMM's result, in place: its input 0 is that result (no
+        // memory of its own: it is a member of the step), each element read before written.
+        const CudaKernelLaunch& launch = program_.epilogues.at(step.root());
+        std::vector<void*> pointers = {result.device, result.device};
+        for (size_t i = 1; i < launch.inputs.size(); ++i)
+          pointers.push_back(liveOf(state, launch.inputs[i]).device);
+        kernels_->launch(launch, pointers, stream);
+      }
       return;
     }
     case StepKind::Generated: {

@@ -97,8 +97,10 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, CudaPlatformFixtureTest,
                            return info.param.name;
                          });
 
-// A model on `gpus` GPUs (its layers on cuda:0 unless annotated) against the reference.
-void expectModelMatchesTheReference(const std::string& model, int gpus, size_t expectedFusedGemms) {
+// A model on `gpus` GPUs (its layers on cuda:0 unless annotated) against the reference;
+// `withoutCublasLtEpilogues`: as if cuBLASLt had no algorithm with an epilogue.
+void expectModelMatchesTheReference(const std::string& model, int gpus, size_t expectedFusedGemms,
+                                    bool withoutCublasLtEpilogues = false) {
   std::string path = std::string(GXC_SOURCE_DIR) + "/models/" + model;
   auto reference = loadModel(path);
   compile(*reference, {Device::cpu()});
@@ -119,16 +121,26 @@ void expectModelMatchesTheReference(const std::string& model, int gpus, size_t e
   }
   EXPECT_EQ(fusedGemms, expectedFusedGemms) << model;
   EXPECT_GT(fused, 0u) << model << ": the fuse pass fused nothing";
-  CudaExecutor executor(*graph, firstGpus(gpus));
+  CudaConfig config = firstGpus(gpus);
+  config.pretendNoGemmEpilogueAlgorithm = withoutCublasLtEpilogues;
+  CudaExecutor executor(*graph, config);
   double tolerance = gputol::graphTolerance(*graph);
   expectOutputsCloseNormwise(executor.run(inputs), expected, tolerance);
   // A second run reuses the loaded kernels and cached blocks: the same answer.
   expectOutputsCloseNormwise(executor.run(inputs), expected, tolerance);
+  if (withoutCublasLtEpilogues) EXPECT_GT(executor.gemmStats(0).fallbacks, 0);
 }
 
 TEST(CudaPlatformModels, MlpWithFusedGemmEpiloguesMatchesTheReference) {
   GXC_REQUIRE_GPUS(1);
   expectModelMatchesTheReference("mlp.yaml", 1, 2);  // fc1 + relu, fc2 + relu
+}
+
+// The plain GEMM onto the linear's bias, then the generated epilogue kernel for relu: the
+// same answers as cuBLASLt's epilogues.
+TEST(CudaPlatformModels, MlpWithoutCublasLtEpiloguesMatchesTheReference) {
+  GXC_REQUIRE_GPUS(1);
+  expectModelMatchesTheReference("mlp.yaml", 1, 2, /*withoutCublasLtEpilogues=*/true);
 }
 
 TEST(CudaPlatformModels, TransformerBlockMatchesTheReference) {
@@ -162,6 +174,12 @@ graph @mm(%a: f32[64,32] @cpu, %b: f32[32,48] @cpu) -> (r) attributes {seed = 3}
   ASSERT_TRUE(fused) << "matmul, add and gelu must be one GEMM step";
   CudaExecutor executor(*graph, firstGpus(1));
   expectOutputsCloseNormwise(executor.run(inputs), expected, gputol::graphTolerance(*graph));
+  // Without cuBLASLt's epilogue: the plain matmul, then the generated bias add and gelu.
+  CudaConfig config = firstGpus(1);
+  config.pretendNoGemmEpilogueAlgorithm = true;
+  CudaExecutor fallback(*graph, config);
+  expectOutputsCloseNormwise(fallback.run(inputs), expected, gputol::graphTolerance(*graph));
+  EXPECT_EQ(fallback.gemmStats(0).fallbacks, 1);
 }
 
 TEST(CudaPlatformModels, TransformerBlockOnTwoGpusMatchesTheReference) {
