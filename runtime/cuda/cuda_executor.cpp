@@ -78,6 +78,7 @@ CudaExecutor::CudaExecutor(const Graph& scheduled, CudaConfig config)
     bool onGpu = stream.device.isCuda();
     int device = onGpu ? config_.deviceMap.at(stream.device.index) : -1;
     streams_.push_back(onGpu ? std::make_unique<CudaStream>(device, stream.name) : nullptr);
+    streamEnds_.push_back(onGpu ? std::make_unique<CudaEvent>(device, /*timing=*/true) : nullptr);
     bool copies = onGpu && stream.role != StreamRole::Compute;
     staging_.push_back(copies ? std::make_unique<CudaStagingBuffer>(config_.stagingBytes)
                               : nullptr);

@@ -91,6 +91,7 @@ class CudaExecutor {
   void releaseCached();  // torch.cuda.empty_cache() on every GPU
   MemoryStats memoryStats(const Device& device) const;
   int64_t pinnedAllocations() const;
+  int64_t eventsCreated() const { return eventPool_.created(); }  // for frees, in all runs
   const KernelCacheStats& kernelCacheStats() const { return config_.cache.stats(); }
   // cuBLASLt plans made and calls run without their epilogue, on cuda:i.
   const CudaGemmRunner::Stats& gemmStats(int gpu) const;
@@ -137,6 +138,8 @@ class CudaExecutor {
   std::vector<std::unique_ptr<CudaStream>> streams_;         // null for the host's stream
   std::vector<std::unique_ptr<CudaStagingBuffer>> staging_;  // per stream; copy streams only
   std::map<int64_t, std::unique_ptr<CudaEvent>> events_;     // null where the host records
+  std::vector<std::unique_ptr<CudaEvent>> streamEnds_;       // per stream, timed; null: host
+  CudaEventPool eventPool_;  // for frees: an event per stream that used a freed block
 };
 
 }  // namespace gxc

@@ -251,12 +251,11 @@ void CudaExecutor::freeIfDead(RunState& state, const Value* value, size_t index)
   }
   if (live.device && !live.streams.empty()) {
     // Streams may still be using the block: it returns to the allocator once they are past
-    // this point (reapFrees).
+    // this point (reapFrees). The events come from the pool, and go back to it then.
     RunState::PendingFree pending{live.allocator, live.block, {}};
     for (size_t s : live.streams) {
-      auto use = std::make_unique<CudaEvent>(streams_[s]->device());
-      use->record(*streams_[s]);
-      pending.uses.push_back(std::move(use));
+      pending.uses.push_back(eventPool_.take(streams_[s]->device()));
+      pending.uses.back()->record(*streams_[s]);
     }
     state.pendingFrees.push_back(std::move(pending));
   } else {
@@ -281,6 +280,7 @@ void CudaExecutor::reapFrees(RunState& state, bool wait) {
       continue;
     }
     it->allocator->free(it->block);
+    for (auto& use : it->uses) eventPool_.giveBack(std::move(use));
     it = pending.erase(it);
   }
 }
@@ -288,13 +288,13 @@ void CudaExecutor::reapFrees(RunState& state, bool wait) {
 void CudaExecutor::finish(RunState& state) {
   // Every stream's end, timed from its GPU's start event; then drain them all, keeping the
   // first failure (a kernel's error surfaces here unless GXC_LAUNCH_BLOCKING=1).
-  std::vector<std::unique_ptr<CudaEvent>> ends(streams_.size());
+  std::vector<bool> ended(streams_.size(), false);
   std::exception_ptr failure;
   for (size_t s = 0; s < streams_.size(); ++s) {
     if (!streams_[s]) continue;
     try {
-      ends[s] = std::make_unique<CudaEvent>(streams_[s]->device(), /*timing=*/true);
-      ends[s]->record(*streams_[s]);
+      streamEnds_[s]->record(*streams_[s]);
+      ended[s] = true;
     } catch (...) {
       if (!failure) failure = std::current_exception();
     }
@@ -308,7 +308,10 @@ void CudaExecutor::finish(RunState& state) {
     }
   }
   if (failure) {
-    for (auto& pending : state.pendingFrees) pending.allocator->free(pending.block);
+    for (auto& pending : state.pendingFrees) {
+      pending.allocator->free(pending.block);
+      for (auto& use : pending.uses) eventPool_.giveBack(std::move(use));
+    }
     state.pendingFrees.clear();
     std::rethrow_exception(failure);
   }
@@ -316,9 +319,9 @@ void CudaExecutor::finish(RunState& state) {
   std::chrono::duration<double, std::milli> wall = std::chrono::steady_clock::now() - state.start;
   state.devices[0].ms = wall.count();
   for (size_t s = 0; s < streams_.size(); ++s) {
-    if (!ends[s]) continue;
+    if (!ended[s]) continue;
     size_t gpu = static_cast<size_t>(schedule_.streams[s].device.index);
-    double ms = ends[s]->millisecondsSince(*gpus_[gpu]->runStart);
+    double ms = streamEnds_[s]->millisecondsSince(*gpus_[gpu]->runStart);
     state.devices[gpu + 1].ms = std::max(state.devices[gpu + 1].ms, ms);
   }
 }

@@ -54,10 +54,14 @@ TEST(CudaExecutorTest, OneGpuMatchesTheHostAndReportsMemoryAndCopies) {
   EXPECT_GE(gpu.memory.peakReservedBytes, gpu.memory.peakAllocatedBytes);
   EXPECT_EQ(executor.pinnedAllocations(), 2);  // h2d and d2h: pinned once each
 
-  // A second run reuses cached blocks and the pinned buffers; activations are freed.
+  // A second run reuses cached blocks, the pinned buffers and the events of its frees;
+  // activations are freed.
+  int64_t events = executor.eventsCreated();
+  EXPECT_GT(events, 0) << "x.cuda0 and l were freed after their streams used them";
   auto again = executor.run(inputs, &report);
   expectOutputsClose(again, outputs, 0);
   EXPECT_EQ(executor.pinnedAllocations(), 2);
+  EXPECT_EQ(executor.eventsCreated(), events);
   MemoryStats after = executor.memoryStats(Device::cuda(0));
   EXPECT_EQ(after.allocatedBytes, 48 * 64 * 4 + 512);  // params stay: w, and b rounded to 512
   EXPECT_GT(after.cacheHits, 0);
