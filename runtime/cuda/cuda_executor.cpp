@@ -14,6 +14,14 @@
 
 namespace gxc {
 
+std::optional<std::string> peerAccessRefused(int from, int to, cudaError_t status) {
+  if (status == cudaSuccess || status == cudaErrorPeerAccessAlreadyEnabled) return std::nullopt;
+  return fmt::format(
+      "GPU {} cannot access GPU {}'s memory ({}); copies from GPU {} to GPU {} go through host "
+      "memory",
+      to, from, cudaGetErrorString(status), from, to);
+}
+
 CudaExecutor::CudaExecutor(const Graph& scheduled, CudaConfig config)
     : graph_(scheduled),
       config_(std::move(config)),
@@ -67,10 +75,11 @@ CudaExecutor::CudaExecutor(const Graph& scheduled, CudaConfig config)
       if (!canAccess) continue;
       CudaDeviceGuard guard(to);
       cudaError_t status = cudaDeviceEnablePeerAccess(from, 0);
-      if (status == cudaErrorPeerAccessAlreadyEnabled)
-        cudaGetLastError();
-      else
-        checkCuda(status, fmt::format("enabling peer access from GPU {} to GPU {}", to, from));
+      cudaGetLastError();  // neither answer may resurface at a later call
+      if (std::optional<std::string> refused = peerAccessRefused(from, to, status)) {
+        if (config_.note) config_.note(*refused);
+        continue;  // these copies go through the host, as between GPUs without peer access
+      }
       peers_.insert({from, to});
     }
 

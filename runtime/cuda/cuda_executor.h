@@ -14,7 +14,8 @@
 //     kernel, in place on the result;
 //   - Copy: host<->device through each copy stream's pinned staging buffer
 //     (runtime/cuda/cuda_staging.h); device<->device by cudaMemcpyPeerAsync where the two GPUs can
-//     access each other's memory (peer access is enabled at start), else the pinned buffer;
+//     access each other's memory (peer access is enabled at start), else the pinned buffer,
+//     also where enabling it failed (with a note saying so, once per pair);
 //   - View (reshape, slice along axis 0): no memory and no work, a pointer into its base;
 //   - an internal member of a fused kernel: nothing (its root computes it), but its events.
 // Each GPU's memory comes from a caching allocator over cudaMalloc with PyTorch's statistics
@@ -40,6 +41,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -63,6 +65,11 @@
 
 namespace gxc {
 
+// Peer access from GPU `to` to GPU `from`'s memory, once cudaDeviceEnablePeerAccess has
+// answered `status`: nullopt where copies from `from` to `to` may go peer to peer (enabled now,
+// or already), else the note that says they go through host memory instead, and why.
+std::optional<std::string> peerAccessRefused(int from, int to, cudaError_t status);
+
 struct CudaConfig {
   std::vector<int> deviceMap;  // cuda:i runs on CUDA device deviceMap[i] (--devices)
   // cuda:i's allocator capacity: the driver's Target (what plan-memory checked); empty:
@@ -76,6 +83,7 @@ struct CudaConfig {
   int64_t stagingBytes = CudaStagingBuffer::kDefaultBytes;
   std::optional<GpuArch> arch;  // of the generated kernels; default: the run's oldest GPU's
   KernelCache cache = KernelCache::fromEnvironment();
+  std::function<void(const std::string&)> note;  // one line for the user; empty: dropped
 };
 
 class CudaExecutor {

@@ -15,6 +15,7 @@ CudaPlatformRun runOnCudaPlatform(const Graph& scheduled,
   config.launchBlocking = launchBlockingFromEnvironment();
   config.allowTf32 = allowTf32FromEnvironment();
   config.arch = options.arch;
+  config.note = options.note;
   CudaExecutor executor(scheduled, std::move(config));
   CudaPlatformRun run;
   run.outputs = executor.run(inputs, &run.report);

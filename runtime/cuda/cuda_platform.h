@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -41,6 +42,7 @@ struct CudaRunOptions {
   std::vector<int64_t> memoryBytes;
   std::optional<GpuArch> arch;  // --arch; default: the oldest of the run's GPUs' own
   int iterations = 0;           // after one run (the warm-up), this many timed runs
+  std::function<void(const std::string&)> note;  // a line for the user (the driver's notes)
 };
 
 struct CudaPlatformRun {

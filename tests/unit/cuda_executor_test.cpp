@@ -131,6 +131,18 @@ TEST(CudaExecutorTest, PeerToPeerCopyBetweenTwoGpusMatchesTheHost) {
   }
 }
 
+// Peer access that CUDA would not enable is no reason to fail the run: those copies go
+// through host memory, with a note. Decided from CUDA's answer alone: no GPU needed.
+TEST(CudaExecutorTest, PeerAccessThatCannotBeEnabledFallsBackToTheHost) {
+  EXPECT_EQ(peerAccessRefused(0, 1, cudaSuccess), std::nullopt);
+  EXPECT_EQ(peerAccessRefused(0, 1, cudaErrorPeerAccessAlreadyEnabled), std::nullopt);
+  EXPECT_EQ(peerAccessRefused(0, 1, cudaErrorTooManyPeers),
+            fmt::format("GPU 1 cannot access GPU 0's memory ({}); copies from GPU 0 to GPU 1 go "
+                        "through host memory",
+                        cudaGetErrorString(cudaErrorTooManyPeers)));
+  EXPECT_NE(peerAccessRefused(2, 3, cudaErrorPeerAccessUnsupported), std::nullopt);
+}
+
 TEST(CudaExecutorTest, CopiesStagedThroughTheHostMatchPeerToPeerOnes) {
   GXC_REQUIRE_GPUS(2);
   CudaStream stream(1, "cuda:1.d2d");

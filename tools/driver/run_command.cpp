@@ -148,8 +148,9 @@ PlatformRun runOnSim(const CompiledModel& compiled, const std::map<std::string, 
 
 // The `cuda` platform: real GPUs, wall-clock and CUDA-event times.
 PlatformRun runOnCuda(const CompiledModel& compiled, const std::map<std::string, Tensor>& inputs,
-                      const std::optional<GpuArch>& arch, int iterations) {
+                      const std::optional<GpuArch>& arch, int iterations, std::ostream& notes) {
   CudaRunOptions options;
+  options.note = [&notes](const std::string& text) { notes << "gxc: note: " << text << "\n"; };
   options.deviceMap = compiled.devices.gpuIds;
   for (size_t i = 0; i < compiled.devices.gpuIds.size(); ++i)
     options.memoryBytes.push_back(
@@ -197,7 +198,7 @@ int runModel(const RunOptions& options, std::ostream& out, std::ostream& err) {
   if (compiled.devices.hostOnly())
     run = runOnHost(graph, inputs, options.iterations);
   else if (realGpus)
-    run = runOnCuda(compiled, inputs, arch, options.iterations);
+    run = runOnCuda(compiled, inputs, arch, options.iterations, err);
   else
     run = runOnSim(compiled, inputs, options.iterations);
 
