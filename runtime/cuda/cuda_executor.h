@@ -70,6 +70,11 @@ namespace gxc {
 // or already), else the note that says they go through host memory instead, and why.
 std::optional<std::string> peerAccessRefused(int from, int to, cudaError_t status);
 
+// GXC_LAUNCH_BLOCKING=1: runs `work` (an op's GPU work and the wait for it) so that what CUDA
+// or cuBLAS reports (CudaCallError: it names a call or a stream) is reported at `op`'s layer
+// and device; gxc's own errors (an index out of range, out of memory) name the layer already.
+void attributeToLayer(const Op& op, const std::function<void()>& work);
+
 struct CudaConfig {
   std::vector<int> deviceMap;  // cuda:i runs on CUDA device deviceMap[i] (--devices)
   // cuda:i's allocator capacity: the driver's Target (what plan-memory checked); empty:

@@ -13,6 +13,15 @@
 
 namespace gxc {
 
+void attributeToLayer(const Op& op, const std::function<void()>& work) {
+  try {
+    work();
+  } catch (const CudaCallError& error) {
+    runtimeError(op.loc, "layer '{}' on {}: {}", op.layerName(), op.device().str(),
+                 error.message());
+  }
+}
+
 const CudaExecutor::Live& CudaExecutor::liveOf(const RunState& state, const Value* value) const {
   if (auto param = params_.find(value); param != params_.end()) return *param->second;
   auto live = state.live.find(value);
@@ -103,20 +112,19 @@ void CudaExecutor::issue(RunState& state, size_t index) {
   if (!internal) allocateResult(state, op);
   if (stream) {
     CudaDeviceGuard guard(stream->device());
-    if (!internal) {
-      execute(state, index, state.live.at(op.result));
-      markUse(state, op.result, scheduled.stream);
-      for (const Value* read : reads) markUse(state, read, scheduled.stream);
-    }
-    if (scheduled.record) events_.at(*scheduled.record)->record(*stream);
-    if (config_.launchBlocking) {
-      try {
-        stream->synchronize();
-      } catch (const Error& error) {
-        runtimeError(op.loc, "layer '{}' on {}: {}", op.layerName(), op.device().str(),
-                     error.message());
+    auto work = [&] {
+      if (!internal) {
+        execute(state, index, state.live.at(op.result));
+        markUse(state, op.result, scheduled.stream);
+        for (const Value* read : reads) markUse(state, read, scheduled.stream);
       }
-    }
+      if (scheduled.record) events_.at(*scheduled.record)->record(*stream);
+      if (config_.launchBlocking) stream->synchronize();
+    };
+    if (config_.launchBlocking)
+      attributeToLayer(op, work);
+    else
+      work();
   } else {
     executeOnHost(state, op, state.live.at(op.result));
     if (scheduled.record) state.hostRecorded.insert(*scheduled.record);

@@ -131,6 +131,49 @@ TEST(CudaExecutorTest, PeerToPeerCopyBetweenTwoGpusMatchesTheHost) {
   }
 }
 
+// GXC_LAUNCH_BLOCKING=1: a CUDA failure (it names a call or a stream, not where in the model)
+// is reported at the layer whose work failed; gxc's own errors, which name it, are left alone.
+// The rule needs no GPU; the run with it on does (below).
+TEST(CudaExecutorTest, LaunchBlockingReportsACudaFailureAtItsLayer) {
+  auto graph = simtest::parse(kOneGpu);
+  const Op& linear = *graph->ops()[3];
+  ASSERT_EQ(linear.layerName(), "l");
+  try {
+    attributeToLayer(linear, [] {
+      throw CudaCallError(
+          "CUDA error: an illegal memory access was encountered (work on stream cuda:0.compute)");
+    });
+    ADD_FAILURE() << "the failure was swallowed";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.exitStatus(), 3);
+    EXPECT_EQ(error.loc(), linear.loc);
+    EXPECT_EQ(error.message(),
+              "layer 'l' on cuda:0: CUDA error: an illegal memory access was encountered (work on "
+              "stream cuda:0.compute)");
+  }
+  try {
+    attributeToLayer(linear, [&] { runtimeError(linear.loc, "layer 'l': already placed"); });
+    ADD_FAILURE() << "the failure was swallowed";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.message(), "layer 'l': already placed");
+  }
+  bool ran = false;
+  attributeToLayer(linear, [&] { ran = true; });
+  EXPECT_TRUE(ran);
+}
+
+// With launch blocking on, every op is waited for where it is issued: the same answers.
+TEST(CudaExecutorTest, LaunchBlockingRunMatchesTheHost) {
+  GXC_REQUIRE_GPUS(1);
+  auto graph = simtest::parse(kOneGpu);
+  auto inputs = simtest::defaultInputs(*graph);
+  CudaConfig config = gpus({0});
+  config.launchBlocking = true;
+  CudaExecutor executor(*graph, config);
+  expectOutputsCloseNormwise(executor.run(inputs), simtest::runOnHost(kOneGpu, inputs),
+                             2 * gputol::gemmTolerance(DType::F32, 64));
+}
+
 // Peer access that CUDA would not enable is no reason to fail the run: those copies go
 // through host memory, with a note. Decided from CUDA's answer alone: no GPU needed.
 TEST(CudaExecutorTest, PeerAccessThatCannotBeEnabledFallsBackToTheHost) {
