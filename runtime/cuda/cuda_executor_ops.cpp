@@ -176,6 +176,9 @@ void CudaExecutor::execute(RunState& state, size_t index, Live& result) {
         // The epilogue kernel on the GEMM's result, in place: its input 0 is that result (no
         // memory of its own: it is a member of the step), each element read before written.
         const CudaKernelLaunch& launch = program_.epilogues.at(step.root());
+        GXC_CHECK(!launch.inputs.empty() && launch.inputs[0] == step.first()->result,
+                  "layer '{}': the epilogue kernel does not read the GEMM's result first",
+                  step.root()->layerName());
         std::vector<void*> pointers = {result.device, result.device};
         for (size_t i = 1; i < launch.inputs.size(); ++i)
           pointers.push_back(liveOf(state, launch.inputs[i]).device);

@@ -14,7 +14,7 @@
 //
 // Plans: the descriptors of a call (operation, matrix layouts) and the algorithm cuBLASLt's
 // heuristic chose are made once per GEMM shape, dtype, epilogue and operand alignment, and
-// reused by every later call of that kind (PyTorch keeps the same per shape).
+// reused by every later call of that kind: a run of the same graph asks the heuristic nothing.
 //
 // No algorithm: where cuBLASLt has none for a GEMM with its epilogue (its heuristic answers
 // nothing, or "not supported"), the run goes on without it: the plain GEMM, with a linear's
