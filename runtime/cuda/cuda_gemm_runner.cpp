@@ -171,8 +171,8 @@ using PlanKey = std::tuple<DType, Shape, Shape, Shape, bool, bool, cublasLtEpilo
 }  // namespace
 
 struct CudaGemmRunner::Impl {
-  int device;
-  bool allowTf32;
+  int device = 0;
+  bool allowTf32 = false;
   cublasLtHandle_t handle = nullptr;
   void* workspace = nullptr;
   std::map<PlanKey, std::unique_ptr<Plan>> plans;
@@ -262,8 +262,9 @@ void CudaGemmRunner::Impl::matmul(const Plan& plan, const void* a, const void* b
   }
 }
 
-CudaGemmRunner::CudaGemmRunner(int cudaDevice, bool allowTf32)
-    : impl_(std::make_unique<Impl>(Impl{cudaDevice, allowTf32})) {
+CudaGemmRunner::CudaGemmRunner(int cudaDevice, bool allowTf32) : impl_(std::make_unique<Impl>()) {
+  impl_->device = cudaDevice;
+  impl_->allowTf32 = allowTf32;
   CudaDeviceGuard guard(cudaDevice);
   std::string where = fmt::format("GPU {}", cudaDevice);
   checkCublas(cublasLtCreate(&impl_->handle), "cublasLtCreate on " + where);

@@ -128,7 +128,9 @@ void expectModelMatchesTheReference(const std::string& model, int gpus, size_t e
   expectOutputsCloseNormwise(executor.run(inputs), expected, tolerance);
   // A second run reuses the loaded kernels and cached blocks: the same answer.
   expectOutputsCloseNormwise(executor.run(inputs), expected, tolerance);
-  if (withoutCublasLtEpilogues) EXPECT_GT(executor.gemmStats(0).fallbacks, 0);
+  if (withoutCublasLtEpilogues) {
+    EXPECT_GT(executor.gemmStats(0).fallbacks, 0);
+  }
 }
 
 TEST(CudaPlatformModels, MlpWithFusedGemmEpiloguesMatchesTheReference) {
