@@ -14,6 +14,11 @@ std::string GpuArch::virtualArch() const { return fmt::format("compute_{}{}", nu
 
 GpuArch defaultGpuArch() { return GpuArch{9, 0, ""}; }
 
+bool archRunsOn(const GpuArch& arch, const GpuArch& gpu) {
+  if (arch.suffix == "a") return arch.number() == gpu.number();
+  return arch.number() <= gpu.number();
+}
+
 GpuArch parseGpuArch(const std::string& text) {
   auto malformed = [&]() -> GpuArch {
     usageError("--arch {}: expected sm_XY such as sm_80 or sm_90 (sm_90a for its own variant)",

@@ -23,6 +23,11 @@ struct GpuArch {
 // The default where neither `--arch` nor a device decides: the H100 the cost model is of.
 GpuArch defaultGpuArch();
 
+// Whether code generated for `arch` runs on a GPU of compute capability `gpu` (9.0 is
+// {9, 0, ""}): gxc ships PTX, which the driver compiles for any GPU of the PTX's capability
+// or a newer one, never an older one; an `a` variant (sm_90a) runs on its own capability only.
+bool archRunsOn(const GpuArch& arch, const GpuArch& gpu);
+
 // `sm_XY` or `sm_XYZ` (an optional `a` after the digits); anything else is a usage error
 // (exit 2) naming the option. Whether NVRTC supports it is checked when compiling.
 GpuArch parseGpuArch(const std::string& text);

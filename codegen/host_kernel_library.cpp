@@ -143,7 +143,10 @@ std::string hostCompiler() {
 }
 
 const std::vector<std::string>& hostCompilerFlags() {
-  static const std::vector<std::string> flags{"-std=c++17", "-O2", "-shared", "-fPIC"};
+  // -ffp-contract=off: no fused multiply-add, whatever the host's instruction set, so that a
+  // kernel rounds as NVRTC's build of it does (--fmad=false, codegen/nvrtc_compiler.cpp).
+  static const std::vector<std::string> flags{"-std=c++17", "-O2", "-ffp-contract=off", "-shared",
+                                              "-fPIC"};
   return flags;
 }
 

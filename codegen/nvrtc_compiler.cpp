@@ -93,7 +93,13 @@ std::string nvrtcVersionString() {
 std::vector<std::string> nvrtcOptions(const GpuArch& arch) {
   // No fast math: generated kernels are checked against the reference interpreter, and
   // --use_fast_math's approximate exp/tanh would not match it within f32 tolerance.
-  std::vector<std::string> options = {"--gpu-architecture=" + arch.virtualArch(), "--std=c++17"};
+  // No contraction either (--fmad=false; NVRTC's default is true): the host builds the same
+  // kernels without fused multiply-adds (codegen/host_kernel_library.cpp, -ffp-contract=off),
+  // so every +, -, * and / rounds on a GPU exactly as on the host, and a kernel's answers
+  // differ between the platforms only by their math functions and reduction order. The
+  // kernels are memory-bound, so the separate multiply and add cost nothing that shows.
+  std::vector<std::string> options = {"--gpu-architecture=" + arch.virtualArch(), "--std=c++17",
+                                      "--fmad=false"};
   // NVRTC has no built-in cuda_fp16.h / cuda_bf16.h: a header that includes them finds them
   // in the toolkit the build used, when that toolkit is still where it was.
 #ifdef GXC_CUDA_INCLUDE_DIR

@@ -10,8 +10,10 @@
 namespace gxc {
 
 // `name` is the device as the run names it ("cuda:0"), `cudaDevice` the GPU behind it.
-// Capacity: the GPU's total memory; cudaMalloc may still fail earlier (other processes, the
-// CUDA context), which the allocator reports as out of memory after releasing its cache.
+// Capacity: what the run may allocate there (usableGpuMemory in gpu_devices.h: free once the
+// context exists, less cuBLASLt's workspace), the number plan-memory checked the plan against.
+// cudaMalloc may still fail earlier (other processes allocating since), which the allocator
+// reports as out of memory after releasing its cache.
 std::unique_ptr<CachingAllocator> makeCudaCachingAllocator(const std::string& name, int cudaDevice,
                                                            int64_t capacityBytes);
 

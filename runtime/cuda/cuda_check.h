@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -12,17 +13,25 @@
 
 namespace gxc {
 
+// A runtime error (exit 3) that CUDA or cuBLAS reported: it names the call and the device or
+// stream, not the layer, which GXC_LAUNCH_BLOCKING=1 adds (attributeToLayer in
+// cuda_executor.h).
+class CudaCallError : public Error {
+ public:
+  explicit CudaCallError(std::string message) : Error(ErrorKind::Runtime, {}, std::move(message)) {}
+};
+
 // A failed CUDA call: "CUDA error: out of memory (cudaMalloc on cuda:0)". `what` says which
 // call and where, so the one line names the device (and the layer, where the caller knows it).
 inline void checkCuda(cudaError_t status, const std::string& what) {
   if (status == cudaSuccess) return;
   cudaGetLastError();  // a non-sticky error must not resurface at the next call
-  runtimeError({}, "CUDA error: {} ({})", cudaGetErrorString(status), what);
+  throw CudaCallError(fmt::format("CUDA error: {} ({})", cudaGetErrorString(status), what));
 }
 
 inline void checkCublas(cublasStatus_t status, const std::string& what) {
   if (status == CUBLAS_STATUS_SUCCESS) return;
-  runtimeError({}, "cuBLAS error: {} ({})", cublasLtGetStatusString(status), what);
+  throw CudaCallError(fmt::format("cuBLAS error: {} ({})", cublasLtGetStatusString(status), what));
 }
 
 // Makes `device` current for the scope, and restores the previous one. Destructors pass

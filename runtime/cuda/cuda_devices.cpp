@@ -2,9 +2,29 @@
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
+#include "runtime/cuda/cuda_check.h"
+#include "runtime/cuda/cuda_gemm.h"
 #include "runtime/cuda/gpu_devices.h"
+#include "target/byte_size.h"
 
 namespace gxc {
+
+int64_t measureUsableCudaMemory(int index) {
+  CudaDeviceGuard guard(index);
+  // The runtime creates a GPU's (primary) context lazily: make it exist before measuring, so
+  // that what it takes is not counted as free.
+  checkCuda(cudaFree(nullptr), fmt::format("creating GPU {}'s CUDA context", index));
+  size_t free = 0, total = 0;
+  checkCuda(cudaMemGetInfo(&free, &total), fmt::format("GPU {}'s free memory", index));
+  int64_t usable = static_cast<int64_t>(free) - kCublasLtWorkspaceBytes;
+  if (usable <= 0)
+    runtimeError({},
+                 "GPU {}: only {} of its {} is free once gxc's CUDA context exists, and its "
+                 "cuBLASLt workspace alone needs {}; other processes hold the rest",
+                 index, formatBytes(static_cast<int64_t>(free)),
+                 formatBytes(static_cast<int64_t>(total)), formatBytes(kCublasLtWorkspaceBytes));
+  return usable;
+}
 
 GpuEnumeration enumerateCudaGpus() {
   GpuEnumeration result;

@@ -9,9 +9,18 @@
 #include "runtime/cuda/cuda_allocator.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/cuda_run_state.h"
+#include "runtime/cuda/gpu_devices.h"
 #include "runtime/host/host_generated_kernels.h"
 
 namespace gxc {
+
+std::optional<std::string> peerAccessRefused(int from, int to, cudaError_t status) {
+  if (status == cudaSuccess || status == cudaErrorPeerAccessAlreadyEnabled) return std::nullopt;
+  return fmt::format(
+      "GPU {} cannot access GPU {}'s memory ({}); copies from GPU {} to GPU {} go through host "
+      "memory",
+      to, from, cudaGetErrorString(status), from, to);
+}
 
 CudaExecutor::CudaExecutor(const Graph& scheduled, CudaConfig config)
     : graph_(scheduled),
@@ -26,18 +35,31 @@ CudaExecutor::CudaExecutor(const Graph& scheduled, CudaConfig config)
   checkRunnable();
   planSteps();
 
+  GXC_CHECK(config_.memoryBytes.empty() || config_.memoryBytes.size() == config_.deviceMap.size(),
+            "{} GPU capacities for {} GPUs", config_.memoryBytes.size(), config_.deviceMap.size());
   std::optional<GpuArch> oldest;
-  for (size_t i = 0; i < config_.deviceMap.size(); ++i) {
-    int device = config_.deviceMap[i];
+  std::vector<GpuDeviceInfo> runGpus;
+  for (int device : config_.deviceMap) {
     cudaDeviceProp properties{};
     checkCuda(cudaGetDeviceProperties(&properties, device), fmt::format("GPU {}", device));
-    if (!oldest || properties.major * 10 + properties.minor < oldest->number())
-      oldest = GpuArch{properties.major, properties.minor, ""};
+    runGpus.push_back({device, properties.name, static_cast<int64_t>(properties.totalGlobalMem),
+                       properties.major, properties.minor});
+    if (!oldest || runGpus.back().computeCapability().number() < oldest->number())
+      oldest = runGpus.back().computeCapability();
+  }
+  // As the driver refuses it (before the passes), for callers that come here directly.
+  if (config_.arch) checkArchRunsOnGpus(*config_.arch, runGpus);
+  for (size_t i = 0; i < config_.deviceMap.size(); ++i) {
+    int device = config_.deviceMap[i];
+    // Measured before the workspace below is allocated, which usableGpuMemory leaves out.
+    int64_t capacity =
+        config_.memoryBytes.empty() ? usableGpuMemory(device) : config_.memoryBytes[i];
     auto gpu = std::make_unique<Gpu>();
     gpu->cudaDevice = device;
-    gpu->allocator = makeCudaCachingAllocator(Device::cuda(static_cast<int>(i)).str(), device,
-                                              static_cast<int64_t>(properties.totalGlobalMem));
+    gpu->allocator =
+        makeCudaCachingAllocator(Device::cuda(static_cast<int>(i)).str(), device, capacity);
     gpu->gemm = std::make_unique<CudaGemmRunner>(device, config_.allowTf32);
+    if (config_.pretendNoGemmEpilogueAlgorithm) gpu->gemm->pretendNoEpilogueAlgorithmForTests();
     gpu->runStart = std::make_unique<CudaEvent>(device, /*timing=*/true);
     gpus_.push_back(std::move(gpu));
   }
@@ -53,10 +75,11 @@ CudaExecutor::CudaExecutor(const Graph& scheduled, CudaConfig config)
       if (!canAccess) continue;
       CudaDeviceGuard guard(to);
       cudaError_t status = cudaDeviceEnablePeerAccess(from, 0);
-      if (status == cudaErrorPeerAccessAlreadyEnabled)
-        cudaGetLastError();
-      else
-        checkCuda(status, fmt::format("enabling peer access from GPU {} to GPU {}", to, from));
+      cudaGetLastError();  // neither answer may resurface at a later call
+      if (std::optional<std::string> refused = peerAccessRefused(from, to, status)) {
+        if (config_.note) config_.note(*refused);
+        continue;  // these copies go through the host, as between GPUs without peer access
+      }
       peers_.insert({from, to});
     }
 
@@ -64,6 +87,7 @@ CudaExecutor::CudaExecutor(const Graph& scheduled, CudaConfig config)
     bool onGpu = stream.device.isCuda();
     int device = onGpu ? config_.deviceMap.at(stream.device.index) : -1;
     streams_.push_back(onGpu ? std::make_unique<CudaStream>(device, stream.name) : nullptr);
+    streamEnds_.push_back(onGpu ? std::make_unique<CudaEvent>(device, /*timing=*/true) : nullptr);
     bool copies = onGpu && stream.role != StreamRole::Compute;
     staging_.push_back(copies ? std::make_unique<CudaStagingBuffer>(config_.stagingBytes)
                               : nullptr);
@@ -76,17 +100,25 @@ CudaExecutor::CudaExecutor(const Graph& scheduled, CudaConfig config)
   }
   // One program for the graph, for an architecture every GPU of the run can run (PTX for an
   // older one is compiled by the driver for a newer GPU; not the other way round).
+  // A fused GEMM's epilogue kernel is loaded too, for when cuBLASLt cannot apply it.
   bool gpuKernels = false;
   for (const KernelStep& step : steps_.steps())
-    gpuKernels |= step.kind == StepKind::Generated && step.root()->device().isCuda();
+    gpuKernels |=
+        step.root()->device().isCuda() &&
+        (step.kind == StepKind::Generated || (step.kind == StepKind::Gemm && step.ops.size() > 1));
   if (gpuKernels && oldest) {
     program_ = buildCudaProgram(graph_, config_.arch.value_or(*oldest), config_.cache);
     kernels_ = std::make_unique<CudaKernelLibrary>(program_.ptx);
   }
-  for (const KernelStep& step : steps_.steps())
-    if (step.kind == StepKind::Generated && step.root()->device().isCuda())
+  for (const KernelStep& step : steps_.steps()) {
+    if (!step.root()->device().isCuda()) continue;
+    if (step.kind == StepKind::Generated)
       GXC_CHECK(program_.kernels.count(step.root()), "layer '{}' ({}): no generated kernel",
                 step.root()->layerName(), opName(step.root()->kind));
+    if (step.kind == StepKind::Gemm && step.ops.size() > 1)
+      GXC_CHECK(program_.epilogues.count(step.root()), "layer '{}': no epilogue kernel",
+                step.root()->layerName());
+  }
 }
 
 CudaExecutor::~CudaExecutor() {
@@ -124,16 +156,8 @@ void CudaExecutor::planSteps() {
       if (auto outer = viewBase_.find(base); outer != viewBase_.end()) base = outer->second;
       viewBase_[root.result] = base;
     }
-    for (const Op* op : step.ops) {
-      const Value* indices = dataIndexOperand(*op);
-      // Moved unchanged from a graph input: that input's host tensor holds the same values.
-      while (indices && indices->producer &&
-             (stepKindOf(*indices->producer) == StepKind::Copy ||
-              indices->producer->kind == OpKind::Reshape))
-        indices = indices->producer->operands[0];
-      if (indices && !indices->producer) inputIndices_.emplace_back(op, indices);
-    }
   }
+  indexChecks_ = planIndexChecks(graph_);
   // A view's bytes are its base's: the base lives as long as its last view is read.
   for (const auto& [view, base] : viewBase_) {
     auto last = schedule_.lastUse.find(view);
@@ -142,8 +166,13 @@ void CudaExecutor::planSteps() {
 }
 
 void CudaExecutor::checkInputIndices(const std::map<std::string, Tensor>& inputs) const {
-  for (const auto& [op, input] : inputIndices_)
-    checkDataIndices(*op, boundInput(inputs, input->name, input->type));
+  for (const IndexCheck& check : indexChecks_)
+    if (check.when == IndexCheckPoint::RunStart)
+      checkDataIndices(*check.consumer, boundInput(inputs, check.source->name, check.source->type));
+}
+
+const CudaGemmRunner::Stats& CudaExecutor::gemmStats(int gpu) const {
+  return gpus_.at(static_cast<size_t>(gpu))->gemm->stats();
 }
 
 MemoryStats CudaExecutor::memoryStats(const Device& device) const {

@@ -9,10 +9,13 @@
 //     compiled by NVRTC for the run's architecture through the kernel cache, loaded once:
 //     runtime/cuda/cuda_kernels.h), launched with GxcArgs {result, inputs...};
 //   - Gemm: one cuBLASLt call (runtime/cuda/cuda_gemm.h) with the fused kernel's bias and
-//     activation as cuBLASLt's epilogue, not as a separate kernel;
+//     activation as cuBLASLt's epilogue, not as a separate kernel; where cuBLASLt has no
+//     algorithm with that epilogue, the plain GEMM and then the step's generated epilogue
+//     kernel, in place on the result;
 //   - Copy: host<->device through each copy stream's pinned staging buffer
 //     (runtime/cuda/cuda_staging.h); device<->device by cudaMemcpyPeerAsync where the two GPUs can
-//     access each other's memory (peer access is enabled at start), else the pinned buffer;
+//     access each other's memory (peer access is enabled at start), else the pinned buffer,
+//     also where enabling it failed (with a note saying so, once per pair);
 //   - View (reshape, slice along axis 0): no memory and no work, a pointer into its base;
 //   - an internal member of a fused kernel: nothing (its root computes it), but its events.
 // Each GPU's memory comes from a caching allocator over cudaMalloc with PyTorch's statistics
@@ -20,9 +23,10 @@
 //
 // Indices that are data (embedding indices, cross_entropy targets) are checked on the host
 // with the reference interpreter's messages, never left to produce garbage or fault on the
-// GPU. Where they are a graph input moved unchanged (copies, reshapes), the input's host tensor
-// is checked when the run starts, at no cost; where a GPU computed them, the step's stream is
-// drained and the (small, integer) tensor copied back before the kernel is launched.
+// GPU (runtime/cuda/gpu_index_checks.h): in the input when the run starts, or in the host op's
+// result that is scattered to the GPUs (data-parallel shards, pipeline micro-batches) as soon
+// as the host has computed it; only where a GPU computed them is the step's stream drained and
+// the (small, integer) tensor copied back before the kernel is launched.
 //
 // Freeing: a value's block is freed after its last reader in program order, as on sim (a fused
 // kernel reads its inputs when its root runs; a view's base lives as long as the view), but a
@@ -37,6 +41,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -53,19 +58,37 @@
 #include "runtime/cuda/cuda_kernels.h"
 #include "runtime/cuda/cuda_platform.h"
 #include "runtime/cuda/cuda_staging.h"
+#include "runtime/cuda/gpu_index_checks.h"
 #include "runtime/param_init.h"
 #include "runtime/schedule.h"
 #include "tensor/tensor.h"
 
 namespace gxc {
 
+// Peer access from GPU `to` to GPU `from`'s memory, once cudaDeviceEnablePeerAccess has
+// answered `status`: nullopt where copies from `from` to `to` may go peer to peer (enabled now,
+// or already), else the note that says they go through host memory instead, and why.
+std::optional<std::string> peerAccessRefused(int from, int to, cudaError_t status);
+
+// GXC_LAUNCH_BLOCKING=1: runs `work` (an op's GPU work and the wait for it) so that what CUDA
+// or cuBLAS reports (CudaCallError: it names a call or a stream) is reported at `op`'s layer
+// and device; gxc's own errors (an index out of range, out of memory) name the layer already.
+void attributeToLayer(const Op& op, const std::function<void()>& work);
+
 struct CudaConfig {
-  std::vector<int> deviceMap;   // cuda:i runs on CUDA device deviceMap[i] (--devices)
+  std::vector<int> deviceMap;  // cuda:i runs on CUDA device deviceMap[i] (--devices)
+  // cuda:i's allocator capacity: the driver's Target (what plan-memory checked); empty:
+  // usableGpuMemory, measured before the executor allocates anything.
+  std::vector<int64_t> memoryBytes;
   bool launchBlocking = false;  // GXC_LAUNCH_BLOCKING=1
   bool allowTf32 = false;       // GXC_ALLOW_TF32=1
+  // Tests only: as if cuBLASLt had no algorithm with an epilogue (CudaGemmRunner), so that
+  // the plain GEMM and the generated epilogue kernel run instead.
+  bool pretendNoGemmEpilogueAlgorithm = false;
   int64_t stagingBytes = CudaStagingBuffer::kDefaultBytes;
   std::optional<GpuArch> arch;  // of the generated kernels; default: the run's oldest GPU's
   KernelCache cache = KernelCache::fromEnvironment();
+  std::function<void(const std::string&)> note;  // one line for the user; empty: dropped
 };
 
 class CudaExecutor {
@@ -81,7 +104,10 @@ class CudaExecutor {
   void releaseCached();  // torch.cuda.empty_cache() on every GPU
   MemoryStats memoryStats(const Device& device) const;
   int64_t pinnedAllocations() const;
+  int64_t eventsCreated() const { return eventPool_.created(); }  // for frees, in all runs
   const KernelCacheStats& kernelCacheStats() const { return config_.cache.stats(); }
+  // cuBLASLt plans made and calls run without their epilogue, on cuda:i.
+  const CudaGemmRunner::Stats& gemmStats(int gpu) const;
   // Whether copies from GPU `from` to GPU `to` (CUDA numbering) go peer to peer.
   bool peerToPeer(int from, int to) const { return peers_.count({from, to}) > 0; }
 
@@ -113,8 +139,7 @@ class CudaExecutor {
   KernelSteps steps_;
   std::map<const Op*, CudaGemm> gemms_;            // by a GPU Gemm step's root
   std::map<const Value*, const Value*> viewBase_;  // a GPU view -> the value owning its bytes
-  // Index checks of GPU ops that read a graph input's values, in program order.
-  std::vector<std::pair<const Op*, const Value*>> inputIndices_;
+  std::vector<IndexCheck> indexChecks_;            // of every GPU op with data indices
   CudaProgram program_;
   std::vector<std::unique_ptr<Gpu>> gpus_;           // by cuda:i
   std::unique_ptr<CachingAllocator> hostAllocator_;  // accounting only, for the report
@@ -126,6 +151,8 @@ class CudaExecutor {
   std::vector<std::unique_ptr<CudaStream>> streams_;         // null for the host's stream
   std::vector<std::unique_ptr<CudaStagingBuffer>> staging_;  // per stream; copy streams only
   std::map<int64_t, std::unique_ptr<CudaEvent>> events_;     // null where the host records
+  std::vector<std::unique_ptr<CudaEvent>> streamEnds_;       // per stream, timed; null: host
+  CudaEventPool eventPool_;  // for frees: an event per stream that used a freed block
 };
 
 }  // namespace gxc

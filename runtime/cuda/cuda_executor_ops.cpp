@@ -13,6 +13,15 @@
 
 namespace gxc {
 
+void attributeToLayer(const Op& op, const std::function<void()>& work) {
+  try {
+    work();
+  } catch (const CudaCallError& error) {
+    runtimeError(op.loc, "layer '{}' on {}: {}", op.layerName(), op.device().str(),
+                 error.message());
+  }
+}
+
 const CudaExecutor::Live& CudaExecutor::liveOf(const RunState& state, const Value* value) const {
   if (auto param = params_.find(value); param != params_.end()) return *param->second;
   auto live = state.live.find(value);
@@ -103,20 +112,19 @@ void CudaExecutor::issue(RunState& state, size_t index) {
   if (!internal) allocateResult(state, op);
   if (stream) {
     CudaDeviceGuard guard(stream->device());
-    if (!internal) {
-      execute(state, index, state.live.at(op.result));
-      markUse(state, op.result, scheduled.stream);
-      for (const Value* read : reads) markUse(state, read, scheduled.stream);
-    }
-    if (scheduled.record) events_.at(*scheduled.record)->record(*stream);
-    if (config_.launchBlocking) {
-      try {
-        stream->synchronize();
-      } catch (const Error& error) {
-        runtimeError(op.loc, "layer '{}' on {}: {}", op.layerName(), op.device().str(),
-                     error.message());
+    auto work = [&] {
+      if (!internal) {
+        execute(state, index, state.live.at(op.result));
+        markUse(state, op.result, scheduled.stream);
+        for (const Value* read : reads) markUse(state, read, scheduled.stream);
       }
-    }
+      if (scheduled.record) events_.at(*scheduled.record)->record(*stream);
+      if (config_.launchBlocking) stream->synchronize();
+    };
+    if (config_.launchBlocking)
+      attributeToLayer(op, work);
+    else
+      work();
   } else {
     executeOnHost(state, op, state.live.at(op.result));
     if (scheduled.record) state.hostRecorded.insert(*scheduled.record);
@@ -137,6 +145,11 @@ void CudaExecutor::executeOnHost(RunState& state, const Op& op, Live& result) {
   Tensor value = op.kind == OpKind::Matmul   ? cpuMatmul(op, operands)
                  : op.kind == OpKind::Linear ? cpuLinear(op, operands)
                                              : evaluateReferenceOp(op, operands);
+  // Indices a GPU op will read, scattered from here (a shard, a micro-batch): checked now, on
+  // the host, before any copy takes them to the GPU.
+  for (const IndexCheck& check : indexChecks_)
+    if (check.when == IndexCheckPoint::AfterHostOp && check.source == op.result)
+      checkDataIndices(*check.consumer, value);
   result.host = std::make_shared<Tensor>(std::move(value));
 }
 
@@ -155,9 +168,22 @@ void CudaExecutor::execute(RunState& state, size_t index, Live& result) {
     case StepKind::Gemm: {
       const CudaGemm& gemm = gemms_.at(step.root());
       const void* bias = gemm.biasValue ? liveOf(state, gemm.biasValue).device : nullptr;
-      gpus_.at(step.root()->device().index)
-          ->gemm->run(gemm, liveOf(state, gemm.aValue).device, liveOf(state, gemm.bValue).device,
-                      bias, result.device, stream.get());
+      CudaGemmRunner::Done done =
+          gpus_.at(step.root()->device().index)
+              ->gemm->run(gemm, liveOf(state, gemm.aValue).device,
+                          liveOf(state, gemm.bValue).device, bias, result.device, stream.get());
+      if (done == CudaGemmRunner::Done::AllButFusedMembers) {
+        // The epilogue kernel on the GEMM's result, in place: its input 0 is that result (no
+        // memory of its own: it is a member of the step), each element read before written.
+        const CudaKernelLaunch& launch = program_.epilogues.at(step.root());
+        GXC_CHECK(!launch.inputs.empty() && launch.inputs[0] == step.first()->result,
+                  "layer '{}': the epilogue kernel does not read the GEMM's result first",
+                  step.root()->layerName());
+        std::vector<void*> pointers = {result.device, result.device};
+        for (size_t i = 1; i < launch.inputs.size(); ++i)
+          pointers.push_back(liveOf(state, launch.inputs[i]).device);
+        kernels_->launch(launch, pointers, stream);
+      }
       return;
     }
     case StepKind::Generated: {
@@ -173,11 +199,12 @@ void CudaExecutor::execute(RunState& state, size_t index, Live& result) {
 
 void CudaExecutor::checkIndicesOnDevice(RunState& state, const KernelStep& step,
                                         CudaStream& stream) {
-  for (const Op* op : step.ops) {
-    const Value* indices = dataIndexOperand(*op);
-    if (!indices || std::any_of(inputIndices_.begin(), inputIndices_.end(),
-                                [&](const auto& check) { return check.first == op; }))
-      continue;  // none, or checked on the host when the run started
+  for (const IndexCheck& check : indexChecks_) {
+    if (check.when != IndexCheckPoint::ReadBack ||
+        std::find(step.ops.begin(), step.ops.end(), check.consumer) == step.ops.end())
+      continue;  // another step's, or checked on the host
+    const Op* op = check.consumer;
+    const Value* indices = check.source;
     // Computed on a GPU: wait for them (this stream already waits for their producer), then
     // read them back. They are integers, one per row: small next to the data they index.
     stream.synchronize();
@@ -235,12 +262,11 @@ void CudaExecutor::freeIfDead(RunState& state, const Value* value, size_t index)
   }
   if (live.device && !live.streams.empty()) {
     // Streams may still be using the block: it returns to the allocator once they are past
-    // this point (reapFrees).
+    // this point (reapFrees). The events come from the pool, and go back to it then.
     RunState::PendingFree pending{live.allocator, live.block, {}};
     for (size_t s : live.streams) {
-      auto use = std::make_unique<CudaEvent>(streams_[s]->device());
-      use->record(*streams_[s]);
-      pending.uses.push_back(std::move(use));
+      pending.uses.push_back(eventPool_.take(streams_[s]->device()));
+      pending.uses.back()->record(*streams_[s]);
     }
     state.pendingFrees.push_back(std::move(pending));
   } else {
@@ -265,6 +291,7 @@ void CudaExecutor::reapFrees(RunState& state, bool wait) {
       continue;
     }
     it->allocator->free(it->block);
+    for (auto& use : it->uses) eventPool_.giveBack(std::move(use));
     it = pending.erase(it);
   }
 }
@@ -272,13 +299,13 @@ void CudaExecutor::reapFrees(RunState& state, bool wait) {
 void CudaExecutor::finish(RunState& state) {
   // Every stream's end, timed from its GPU's start event; then drain them all, keeping the
   // first failure (a kernel's error surfaces here unless GXC_LAUNCH_BLOCKING=1).
-  std::vector<std::unique_ptr<CudaEvent>> ends(streams_.size());
+  std::vector<bool> ended(streams_.size(), false);
   std::exception_ptr failure;
   for (size_t s = 0; s < streams_.size(); ++s) {
     if (!streams_[s]) continue;
     try {
-      ends[s] = std::make_unique<CudaEvent>(streams_[s]->device(), /*timing=*/true);
-      ends[s]->record(*streams_[s]);
+      streamEnds_[s]->record(*streams_[s]);
+      ended[s] = true;
     } catch (...) {
       if (!failure) failure = std::current_exception();
     }
@@ -292,7 +319,10 @@ void CudaExecutor::finish(RunState& state) {
     }
   }
   if (failure) {
-    for (auto& pending : state.pendingFrees) pending.allocator->free(pending.block);
+    for (auto& pending : state.pendingFrees) {
+      pending.allocator->free(pending.block);
+      for (auto& use : pending.uses) eventPool_.giveBack(std::move(use));
+    }
     state.pendingFrees.clear();
     std::rethrow_exception(failure);
   }
@@ -300,9 +330,9 @@ void CudaExecutor::finish(RunState& state) {
   std::chrono::duration<double, std::milli> wall = std::chrono::steady_clock::now() - state.start;
   state.devices[0].ms = wall.count();
   for (size_t s = 0; s < streams_.size(); ++s) {
-    if (!ends[s]) continue;
+    if (!ended[s]) continue;
     size_t gpu = static_cast<size_t>(schedule_.streams[s].device.index);
-    double ms = ends[s]->millisecondsSince(*gpus_[gpu]->runStart);
+    double ms = streamEnds_[s]->millisecondsSince(*gpus_[gpu]->runStart);
     state.devices[gpu + 1].ms = std::max(state.devices[gpu + 1].ms, ms);
   }
 }

@@ -12,11 +12,23 @@
 // as torch.backends.cuda.matmul.allow_tf32). f16 and bf16 are storage types: cuBLASLt
 // accumulates in f32 and rounds once to the output type.
 //
+// Plans: the descriptors of a call (operation, matrix layouts) and the algorithm cuBLASLt's
+// heuristic chose are made once per GEMM shape, dtype, epilogue and operand alignment, and
+// reused by every later call of that kind: a run of the same graph asks the heuristic nothing.
+//
+// No algorithm: where cuBLASLt has none for a GEMM with its epilogue (its heuristic answers
+// nothing, or "not supported"), the run goes on without it: the plain GEMM, with a linear's
+// own bias copied into the output rows beforehand and accumulated onto (beta = 1), and the
+// members the fuse pass put after the GEMM left to the caller, which launches codegen's
+// epilogue kernel for them (the kernel the host runs after its BLAS GEMM). Only a GEMM for
+// which cuBLASLt has no algorithm at all is a runtime error.
+//
 // Requires: a CUDA device; operands of one floating dtype, contiguous, on that device.
 // Guarantees: every call is asynchronous on the given stream; a cuBLAS failure is a runtime
 // error (exit 3) naming the layer.
 #pragma once
 
+#include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
 #include <memory>
@@ -28,6 +40,10 @@
 
 namespace gxc {
 
+// cuBLASLt's workspace on each GPU of a run (NVIDIA's recommendation for Hopper), allocated
+// beside the caching allocator's memory: usableGpuMemory (gpu_devices.h) leaves it out.
+inline constexpr int64_t kCublasLtWorkspaceBytes = int64_t{32} << 20;
+
 enum class GemmActivation { None, Relu, Gelu };  // Gelu: the tanh approximation, as cuBLASLt's
 
 struct CudaGemm {
@@ -38,6 +54,11 @@ struct CudaGemm {
   bool transposeB = false;
   bool bias = false;  // a 1-D bias over out's last dim
   GemmActivation activation = GemmActivation::None;
+  // What cuBLASLt's epilogue stands for, should it have no algorithm with it: the linear's
+  // own bias operand, and members fused after the GEMM (a bias add, an activation), which
+  // codegen's epilogue kernel computes.
+  bool linearBias = false;
+  bool fusedMembers = false;
   // The values the call reads, for the executor: a, b, and the bias (or null).
   const Value* aValue = nullptr;
   const Value* bValue = nullptr;
@@ -54,16 +75,34 @@ CudaGemm describeGemm(const KernelStep& step);
 // Whether GXC_ALLOW_TF32=1 is set.
 bool allowTf32FromEnvironment();
 
-// One per GPU: a cuBLASLt handle and its workspace on that device.
+// What a GEMM of `dtype` computes in: full f32, or TF32 tensor cores for f32 operands where
+// GXC_ALLOW_TF32 allows them; f16 and bf16 always accumulate in f32.
+cublasComputeType_t gemmComputeType(DType dtype, bool allowTf32);
+
+// One per GPU: a cuBLASLt handle, its workspace on that device, and the plans it has made.
 class CudaGemmRunner {
  public:
+  // What `run` did: the whole GEMM step, or all but the members fused after the GEMM, which
+  // the caller must then apply to `out` (cuBLASLt had no algorithm with the epilogue).
+  enum class Done { Everything, AllButFusedMembers };
+
+  struct Stats {
+    int64_t plans = 0;      // descriptors made and heuristics asked: once per kind of call
+    int64_t fallbacks = 0;  // calls run without cuBLASLt's epilogue
+  };
+
   CudaGemmRunner(int cudaDevice, bool allowTf32);
   ~CudaGemmRunner();
   CudaGemmRunner(const CudaGemmRunner&) = delete;
   CudaGemmRunner& operator=(const CudaGemmRunner&) = delete;
 
-  void run(const CudaGemm& gemm, const void* a, const void* b, const void* bias, void* out,
+  Done run(const CudaGemm& gemm, const void* a, const void* b, const void* bias, void* out,
            cudaStream_t stream);
+
+  const Stats& stats() const;
+  // For tests only: from now on, act as if cuBLASLt's heuristic had no algorithm for any GEMM
+  // with an epilogue, so that the fallback (which real GPUs may never need) is exercised.
+  void pretendNoEpilogueAlgorithmForTests();
 
  private:
   struct Impl;

@@ -14,7 +14,6 @@ CudaProgram buildCudaProgram(const Graph& graph, const GpuArch& arch, KernelCach
   CudaSource source = generateCudaSource(graph);
   CudaProgram program;
   for (const CudaKernel& kernel : source.kernels) {
-    if (kernel.epilogue) continue;  // cuBLASLt's epilogue does it
     auto dim = [&](int64_t value, const char* what) {
       GXC_CHECK(value >= 1 && value <= INT32_MAX, "kernel '{}': {} {} out of range", kernel.name,
                 what, value);
@@ -25,9 +24,9 @@ CudaProgram buildCudaProgram(const Graph& graph, const GpuArch& arch, KernelCach
     launch.grid = {dim(kernel.gpu.grid, "grid"), 1, 1};
     launch.block = {dim(kernel.gpu.block, "block"), 1, 1};
     launch.inputs = kernel.inputs;
-    program.kernels[kernel.ops.back()] = std::move(launch);
+    (kernel.epilogue ? program.epilogues : program.kernels)[kernel.ops.back()] = std::move(launch);
   }
-  if (!program.kernels.empty())
+  if (!program.kernels.empty() || !program.epilogues.empty())
     program.ptx = compileGraphPtx(source.text, std::string(kernelHeaderText()), arch, cache);
   return program;
 }

@@ -12,7 +12,9 @@
 //
 // buildCudaProgram makes that PTX: codegen's translation unit for the whole graph
 // (codegen/cuda_source.h) compiled by NVRTC for one architecture through the kernel cache.
-// GEMM epilogue kernels are left out of the launches: cuBLASLt applies the epilogue on GPUs.
+// A GEMM's epilogue kernel is there too, but launched only where cuBLASLt has no algorithm
+// with the epilogue (runtime/cuda/cuda_gemm.h): then it computes the members fused after the
+// GEMM, in place, on the GEMM's result.
 //
 // Requires: PTX for an architecture the GPUs can run (the driver JIT-compiles it at load).
 // Guarantees: a kernel name the module lacks, or more pointers than its GxcArgs holds, is a
@@ -46,10 +48,13 @@ struct CudaKernelLaunch {
 struct CudaProgram {
   std::string ptx;
   std::map<const Op*, CudaKernelLaunch> kernels;  // by the step's root
+  // By a fused GEMM step's root: its epilogue kernel, whose inputs[0] is the GEMM's result.
+  std::map<const Op*, CudaKernelLaunch> epilogues;
 };
 
 // The program of every generated kernel of `graph` (on any device: the text is one unit),
-// compiled for `arch` through `cache`; no PTX, and no NVRTC run, when there is no kernel.
+// compiled for `arch` through `cache`; no PTX, and no NVRTC run, when there is no kernel and
+// no fused GEMM.
 CudaProgram buildCudaProgram(const Graph& graph, const GpuArch& arch, KernelCache& cache);
 
 class CudaKernelLibrary {

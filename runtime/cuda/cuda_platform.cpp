@@ -11,9 +11,11 @@ CudaPlatformRun runOnCudaPlatform(const Graph& scheduled,
                                   const CudaRunOptions& options) {
   CudaConfig config;
   config.deviceMap = options.deviceMap;
+  config.memoryBytes = options.memoryBytes;
   config.launchBlocking = launchBlockingFromEnvironment();
   config.allowTf32 = allowTf32FromEnvironment();
   config.arch = options.arch;
+  config.note = options.note;
   CudaExecutor executor(scheduled, std::move(config));
   CudaPlatformRun run;
   run.outputs = executor.run(inputs, &run.report);

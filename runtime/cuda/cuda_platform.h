@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -35,9 +36,13 @@ struct CudaRunReport {
 };
 
 struct CudaRunOptions {
-  std::vector<int> deviceMap;   // cuda:i is CUDA device deviceMap[i]
+  std::vector<int> deviceMap;  // cuda:i is CUDA device deviceMap[i]
+  // What cuda:i's caching allocator may reserve: the Target's memory, which plan-memory
+  // checked the plan against (usableGpuMemory); empty: measured when the run starts.
+  std::vector<int64_t> memoryBytes;
   std::optional<GpuArch> arch;  // --arch; default: the oldest of the run's GPUs' own
   int iterations = 0;           // after one run (the warm-up), this many timed runs
+  std::function<void(const std::string&)> note;  // a line for the user (the driver's notes)
 };
 
 struct CudaPlatformRun {

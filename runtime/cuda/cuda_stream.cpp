@@ -65,4 +65,19 @@ float CudaEvent::millisecondsSince(const CudaEvent& start) const {
   return ms;
 }
 
+std::unique_ptr<CudaEvent> CudaEventPool::take(int device) {
+  std::vector<std::unique_ptr<CudaEvent>>& free = free_[device];
+  if (free.empty()) {
+    ++created_;
+    return std::make_unique<CudaEvent>(device);
+  }
+  std::unique_ptr<CudaEvent> event = std::move(free.back());
+  free.pop_back();
+  return event;
+}
+
+void CudaEventPool::giveBack(std::unique_ptr<CudaEvent> event) {
+  if (event) free_[event->device()].push_back(std::move(event));
+}
+
 }  // namespace gxc

@@ -5,7 +5,11 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace gxc {
 
@@ -39,6 +43,7 @@ class CudaEvent {
   CudaEvent& operator=(const CudaEvent&) = delete;
 
   cudaEvent_t get() const { return event_; }
+  int device() const { return device_; }
   void record(const CudaStream& stream);
   void waitOn(const CudaStream& stream) const;  // `stream` waits for the last record
   void synchronize() const;                     // the host waits for it
@@ -49,6 +54,21 @@ class CudaEvent {
  private:
   int device_;
   cudaEvent_t event_ = nullptr;
+};
+
+// Events without timing, reused: the executor records one on every stream that used a block
+// it frees, and would otherwise create (and destroy) an event per freed value and stream.
+// One taken is the caller's until given back; recording a given-back event again is safe once
+// nothing waits on its last record (the executor gives one back when it has completed).
+class CudaEventPool {
+ public:
+  std::unique_ptr<CudaEvent> take(int device);
+  void giveBack(std::unique_ptr<CudaEvent> event);
+  int64_t created() const { return created_; }  // events made so far, in all
+
+ private:
+  std::map<int, std::vector<std::unique_ptr<CudaEvent>>> free_;  // by CUDA device
+  int64_t created_ = 0;
 };
 
 }  // namespace gxc

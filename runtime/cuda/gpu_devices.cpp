@@ -6,7 +6,8 @@
 namespace gxc {
 
 #ifdef GXC_HAVE_CUDA
-GpuEnumeration enumerateCudaGpus();  // runtime/cuda/cuda_devices.cpp
+GpuEnumeration enumerateCudaGpus();          // runtime/cuda/cuda_devices.cpp
+int64_t measureUsableCudaMemory(int index);  // runtime/cuda/cuda_devices.cpp
 #endif
 
 bool builtWithCuda() {
@@ -24,6 +25,24 @@ const GpuEnumeration& enumerateGpus() {
   static const GpuEnumeration enumeration = {{}, "gxc was built without CUDA"};
 #endif
   return enumeration;
+}
+
+int64_t usableGpuMemory(int index) {
+#ifdef GXC_HAVE_CUDA
+  return measureUsableCudaMemory(index);
+#else
+  GXC_CHECK(false, "GPU {}'s memory was asked for in a build without CUDA", index);
+  return 0;
+#endif
+}
+
+void checkArchRunsOnGpus(const GpuArch& arch, const std::vector<GpuDeviceInfo>& gpus) {
+  for (const GpuDeviceInfo& gpu : gpus)
+    if (!archRunsOn(arch, gpu.computeCapability()))
+      usageError(
+          "--arch {}: GPU {} ({}) has compute capability {}.{}, which cannot run code built for "
+          "{}; leave --arch out to build for the run's oldest GPU",
+          arch.str(), gpu.index, gpu.name, gpu.major, gpu.minor, arch.str());
 }
 
 #ifndef GXC_HAVE_CUDA

@@ -15,10 +15,11 @@
 namespace gxc {
 namespace {
 
-// What the executor launches: one kernel per generated step, GxcArgs {result, step inputs},
-// and no epilogue kernel (cuBLASLt applies it). The text is one unit, so the host's steps
-// are in it too; the executor never launches those.
-TEST(CudaKernelsTest, TheProgramLaunchesEveryGeneratedStepAndNoEpilogue) {
+// What the executor launches: one kernel per generated step, GxcArgs {result, step inputs};
+// a fused GEMM's epilogue kernel is kept apart, for when cuBLASLt has no algorithm with the
+// epilogue. The text is one unit, so the host's steps are in it too; the executor never
+// launches those.
+TEST(CudaKernelsTest, TheProgramLaunchesEveryGeneratedStepAndKeepsEachGemmEpilogue) {
   auto graph = parseGraph(R"(
 graph @g(%x: f32[16,8] @cpu, %b: f32[8,4] @cpu, %c: f32[4] @cpu) -> (y, t) {
   %p = matmul %x, %b : f32[16,4] @?
@@ -40,7 +41,15 @@ graph @g(%x: f32[16,8] @cpu, %b: f32[8,4] @cpu, %c: f32[4] @cpu) -> (y, t) {
   CudaProgram program = buildCudaProgram(*graph, parseGpuArch("sm_90"), cache);
   size_t generated = 0, fusedGemms = 0;
   for (const KernelStep& step : steps.steps()) {
-    if (step.kind == StepKind::Gemm && step.ops.size() == 3) ++fusedGemms;
+    if (step.kind == StepKind::Gemm && step.ops.size() == 3) {
+      ++fusedGemms;
+      ASSERT_EQ(program.epilogues.count(step.root()), 1u) << step.root()->layerName();
+      const CudaKernelLaunch& epilogue = program.epilogues.at(step.root());
+      ASSERT_EQ(epilogue.inputs.size(), 2u);
+      EXPECT_EQ(epilogue.inputs[0], step.first()->result) << "the GEMM's result comes first";
+      EXPECT_EQ(epilogue.inputs[1]->name, "c.cuda0") << "then the bias, copied to the GPU";
+      EXPECT_NE(program.ptx.find(".entry " + epilogue.name + "("), std::string::npos);
+    }
     if (step.kind != StepKind::Generated) {
       EXPECT_EQ(program.kernels.count(step.root()), 0u) << step.root()->layerName();
       continue;
@@ -55,9 +64,10 @@ graph @g(%x: f32[16,8] @cpu, %b: f32[8,4] @cpu, %c: f32[4] @cpu) -> (y, t) {
   }
   EXPECT_EQ(generated, 3u) << "on cuda:0: softmax + mul, transpose, the outputs' packing";
   EXPECT_EQ(fusedGemms, 1u) << "matmul + add + relu is one GEMM step";
+  EXPECT_EQ(program.epilogues.size(), 1u);
 }
 
-TEST(CudaKernelsTest, NoPtxIsBuiltForAGraphOfGemmsOnly) {
+TEST(CudaKernelsTest, NoPtxIsBuiltForAGraphOfUnfusedGemmsOnly) {
   auto graph = parseGraph(R"(
 graph @g(%a: f32[4,8] @cuda:0, %b: f32[8,2] @cuda:0) -> (y) {
   %y = matmul %a, %b : f32[4,2] @cuda:0
@@ -103,7 +113,16 @@ graph @g(%a: f32[6,5] @cuda:0, %b: f32[7,5] @cuda:0, %bias: f32[7] @cuda:0, %w: 
   EXPECT_EQ(relu.biasValue->name, "c");
   EXPECT_EQ(relu.out, (Shape{6, 4}));
 
+  // Without cuBLASLt's epilogue: the matmul's bias add and gelu are the epilogue kernel's; the
+  // linear keeps its own bias, and only relu is the kernel's.
+  EXPECT_FALSE(gelu.linearBias);
+  EXPECT_TRUE(gelu.fusedMembers);
+  EXPECT_TRUE(relu.linearBias);
+  EXPECT_TRUE(relu.fusedMembers);
+
   CudaGemm plain = describeGemm(all[2]);
+  EXPECT_FALSE(plain.linearBias);
+  EXPECT_FALSE(plain.fusedMembers);
   EXPECT_FALSE(plain.bias);
   EXPECT_EQ(plain.biasValue, nullptr);
   EXPECT_EQ(plain.activation, GemmActivation::None);

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "cuda_test_helpers.h"
+#include "cuda_tolerances.h"
 #include "frontend/model_loader.h"
 #include "ir/parser.h"
 #include "output_compare.h"
@@ -73,7 +74,12 @@ TEST_P(CudaPlatformFixtureTest, MatchesTheReference) {
   const Tensor& want = runs.reference.at(c.name);
   ASSERT_EQ(got.dtype(), want.dtype());
   ASSERT_EQ(got.shape(), want.shape());
-  double tolerance = want.dtype() == DType::F32 ? 1e-5 : 1e-2;
+  double tolerance = gputol::generatedKernelTolerance(want.dtype());
+  if (c.op == "matmul" || c.op == "linear") {  // cuBLASLt, not a generated kernel
+    const Shape& a = c.inputs.at(0).shape;
+    bool transposed = c.attrs.value("transpose_a", false);
+    tolerance = gputol::gemmTolerance(want.dtype(), transposed ? a[a.size() - 2] : a.back());
+  }
   for (int64_t i = 0; i < want.numel(); ++i) {
     if (isInteger(want.dtype())) {
       EXPECT_EQ(got.loadInt(i), want.loadInt(i)) << "element " << i;
@@ -91,8 +97,10 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, CudaPlatformFixtureTest,
                            return info.param.name;
                          });
 
-// A model on `gpus` GPUs (its layers on cuda:0 unless annotated) against the reference.
-void expectModelMatchesTheReference(const std::string& model, int gpus, size_t expectedFusedGemms) {
+// A model on `gpus` GPUs (its layers on cuda:0 unless annotated) against the reference;
+// `withoutCublasLtEpilogues`: as if cuBLASLt had no algorithm with an epilogue.
+void expectModelMatchesTheReference(const std::string& model, int gpus, size_t expectedFusedGemms,
+                                    bool withoutCublasLtEpilogues = false) {
   std::string path = std::string(GXC_SOURCE_DIR) + "/models/" + model;
   auto reference = loadModel(path);
   compile(*reference, {Device::cpu()});
@@ -113,16 +121,28 @@ void expectModelMatchesTheReference(const std::string& model, int gpus, size_t e
   }
   EXPECT_EQ(fusedGemms, expectedFusedGemms) << model;
   EXPECT_GT(fused, 0u) << model << ": the fuse pass fused nothing";
-  CudaExecutor executor(*graph, firstGpus(gpus));
-  // Looser than the README's 1e-5: cuBLASLt may split and reorder the K sums.
-  expectOutputsClose(executor.run(inputs), expected, 1e-4);
+  CudaConfig config = firstGpus(gpus);
+  config.pretendNoGemmEpilogueAlgorithm = withoutCublasLtEpilogues;
+  CudaExecutor executor(*graph, config);
+  double tolerance = gputol::graphTolerance(*graph);
+  expectOutputsCloseNormwise(executor.run(inputs), expected, tolerance);
   // A second run reuses the loaded kernels and cached blocks: the same answer.
-  expectOutputsClose(executor.run(inputs), expected, 1e-4);
+  expectOutputsCloseNormwise(executor.run(inputs), expected, tolerance);
+  if (withoutCublasLtEpilogues) {
+    EXPECT_GT(executor.gemmStats(0).fallbacks, 0);
+  }
 }
 
 TEST(CudaPlatformModels, MlpWithFusedGemmEpiloguesMatchesTheReference) {
   GXC_REQUIRE_GPUS(1);
   expectModelMatchesTheReference("mlp.yaml", 1, 2);  // fc1 + relu, fc2 + relu
+}
+
+// The plain GEMM onto the linear's bias, then the generated epilogue kernel for relu: the
+// same answers as cuBLASLt's epilogues.
+TEST(CudaPlatformModels, MlpWithoutCublasLtEpiloguesMatchesTheReference) {
+  GXC_REQUIRE_GPUS(1);
+  expectModelMatchesTheReference("mlp.yaml", 1, 2, /*withoutCublasLtEpilogues=*/true);
 }
 
 TEST(CudaPlatformModels, TransformerBlockMatchesTheReference) {
@@ -155,8 +175,13 @@ graph @mm(%a: f32[64,32] @cpu, %b: f32[32,48] @cpu) -> (r) attributes {seed = 3}
     fused |= step.kind == StepKind::Gemm && step.ops.size() == 3;
   ASSERT_TRUE(fused) << "matmul, add and gelu must be one GEMM step";
   CudaExecutor executor(*graph, firstGpus(1));
-  // Looser than the README's 1e-5: cuBLASLt may split and reorder the K sums.
-  expectOutputsClose(executor.run(inputs), expected, 1e-4);
+  expectOutputsCloseNormwise(executor.run(inputs), expected, gputol::graphTolerance(*graph));
+  // Without cuBLASLt's epilogue: the plain matmul, then the generated bias add and gelu.
+  CudaConfig config = firstGpus(1);
+  config.pretendNoGemmEpilogueAlgorithm = true;
+  CudaExecutor fallback(*graph, config);
+  expectOutputsCloseNormwise(fallback.run(inputs), expected, gputol::graphTolerance(*graph));
+  EXPECT_EQ(fallback.gemmStats(0).fallbacks, 1);
 }
 
 TEST(CudaPlatformModels, TransformerBlockOnTwoGpusMatchesTheReference) {
@@ -202,6 +227,37 @@ graph @lookup(%i: i64[4] @cpu, %j: i64[2] @cpu) -> (e, f) attributes {seed = 0} 
   EXPECT_EQ(good.at("f").shape(), (Shape{4, 8}));
   EXPECT_EQ(executor.memoryStats(Device::cuda(0)).allocatedBytes, 512)
       << "only the table (160 bytes, rounded to 512) stays";
+}
+
+// A batch cut into micro-batches on the host (pipeline; data-parallel's shards alike): each
+// micro-batch's indices are checked in the host's slice, before its copy to the GPU
+// (runtime/cuda/gpu_index_checks.h), with the message of the micro-batch's layer.
+TEST(CudaPlatformErrors, IndicesOfAMicroBatchAreRefusedOnTheHostBeforeTheScatter) {
+  GXC_REQUIRE_GPUS(1);
+  auto graph = parseGraph(R"(
+graph @lookup(%i: i64[8] @cpu) -> (e) attributes {seed = 0} {
+  %table = param {init = "normal", name = "table", seed = 0} : f32[10,4] @?
+  %e = embedding %i, %table {embedding_dim = 4, num_embeddings = 10} : f32[8,4] @?
+  return %e
+})",
+                          "lookup.gxir");
+  PassContext context;
+  context.target = Target::of({Device::cuda(0)});
+  context.placement = "pipeline";
+  context.microbatches = 2;
+  PassManager manager;
+  for (const std::string& pass : defaultPipeline()) manager.add(pass);
+  manager.run(*graph, context);
+  CudaExecutor executor(*graph, firstGpus(1));
+  Tensor bad(DType::I64, {8});
+  for (int64_t i = 0; i < 8; ++i) bad.storeInt(i, i == 6 ? 12 : i);
+  try {
+    executor.run({{"i", bad}});
+    ADD_FAILURE() << "index 12 of a table of 10 rows was accepted";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.exitStatus(), 3);
+    EXPECT_EQ(error.message(), "layer 'e.mb1': embedding index 12 is out of range [0, 10)");
+  }
 }
 
 }  // namespace

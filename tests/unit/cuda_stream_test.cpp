@@ -57,5 +57,25 @@ TEST(CudaStreamTest, TimingEventsMeasureWhatIsBetweenThem) {
   cudaFree(device);
 }
 
+// A pooled event comes back rather than a new one being made, per GPU.
+TEST(CudaStreamTest, ThePoolReusesEventsGivenBack) {
+  GXC_REQUIRE_GPUS(1);
+  CudaEventPool pool;
+  CudaStream stream(0, "cuda:0.compute");
+  std::unique_ptr<CudaEvent> first = pool.take(0);
+  cudaEvent_t handle = first->get();
+  first->record(stream);
+  first->synchronize();
+  pool.giveBack(std::move(first));
+  std::unique_ptr<CudaEvent> again = pool.take(0);
+  EXPECT_EQ(again->get(), handle);
+  std::unique_ptr<CudaEvent> second = pool.take(0);  // the first is still taken
+  EXPECT_NE(second->get(), handle);
+  EXPECT_EQ(pool.created(), 2);
+  again->record(stream);  // a reused event records anew
+  again->synchronize();
+  EXPECT_TRUE(again->done());
+}
+
 }  // namespace
 }  // namespace gxc

@@ -2,6 +2,7 @@
 // built everywhere, and skipped, saying why, in a build without it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -150,6 +151,26 @@ TEST(NvrtcAvailability, ABuildWithoutCudaSaysItHasNoNvrtc) {
               "gxc: error: NVRTC: this gxc was built without CUDA (NVRTC is part of the CUDA "
               "toolkit)");
   }
+}
+
+// --fmad=false: a multiply then an add stay two instructions, each rounded (mul.rn, add.rn:
+// ptxas may not fuse those either), as the host build of the same kernel rounds them.
+TEST_F(NvrtcCompilerTest, MultiplyAddIsNotContractedIntoAnFma) {
+  std::vector<std::string> options = nvrtcOptions(parseGpuArch("sm_90"));
+  EXPECT_NE(std::find(options.begin(), options.end(), "--fmad=false"), options.end());
+  const char* source = R"(
+#include "gxc_kernel.h"
+extern "C" __global__ void gxc_k0_madd(GxcArgs args) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const float* a = (const float*)args.p[1];
+  if (i < 1000) ((float*)args.p[0])[i] = a[i] * ((const float*)args.p[2])[i] + a[i + 1];
+}
+)";
+  KernelCache cache(std::nullopt);
+  std::string ptx = compileGraphPtx(source, kHeader, parseGpuArch("sm_90"), cache);
+  EXPECT_EQ(ptx.find("fma."), std::string::npos) << ptx;
+  EXPECT_NE(ptx.find("mul.rn.f32"), std::string::npos) << ptx;
+  EXPECT_NE(ptx.find("add.rn.f32"), std::string::npos) << ptx;
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "tools/driver/compile_session.h"
 
+#include "codegen/gpu_arch.h"
 #include "passes/pipeline.h"
 
 namespace gxc {
@@ -7,7 +8,13 @@ namespace gxc {
 CompiledModel compileModel(const CompileOptions& options, std::ostream& notes) {
   CompiledModel compiled;
   if (!options.simGpus.empty()) compiled.sim = parseSimGpusOption(options.simGpus);
-  compiled.devices = resolveRunDevices(options.devices, compiled.sim, notes);
+  compiled.devices = resolveRunDevices(options.devices, compiled.sim, notes,
+                                       options.gpus ? *options.gpus : GpuProbe());
+  // Before any pass: a run whose kernels its GPUs could not load is refused at once.
+  if (options.archRunsHere && !options.arch.empty())
+    checkArchRunsOnGpus(parseGpuArch(options.arch), compiled.devices.gpus);
+  // A real GPU's memory is what gxc may allocate there (usableGpuMemory), the same number
+  // the cuda platform's allocators get from this Target.
   compiled.target.devices.clear();
   compiled.target.memoryKnown = true;
   for (const Device& device : compiled.devices.devices()) {

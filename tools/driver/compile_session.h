@@ -22,15 +22,19 @@ struct CompileOptions {
   int microbatches = 0;              // --microbatches (pipeline); 0: the number of devices
   bool explain = false;              // --explain: each layer's device and why, on stderr
   std::string weightsPath;
-  std::string arch;           // --arch sm_XX as given; empty: the device's, or sm_90
-  PassManagerOptions passes;  // --print-ir-after, --dump-ir, --time-passes
+  std::string arch;  // --arch sm_XX as given; empty: the device's, or sm_90
+  // `run`: --arch must be one every real GPU of the run can run (checked before the passes);
+  // `compile --emit ptx` may build for GPUs elsewhere.
+  bool archRunsHere = false;
+  PassManagerOptions passes;       // --print-ir-after, --dump-ir, --time-passes
+  const GpuProbe* gpus = nullptr;  // tests: fake real GPUs; null: this machine's
 };
 
 struct CompiledModel {
   std::unique_ptr<Graph> graph;
   DeviceList devices;  // host only, or the GPUs behind cuda:0, cuda:1, ...
   SimGpusOption sim;   // the virtual GPUs, when the run has them
-  Target target;       // the devices as the passes planned for them
+  Target target;       // the devices as the passes planned for them, and the platform runs on
 };
 
 CompiledModel compileModel(const CompileOptions& options, std::ostream& notes);

@@ -58,7 +58,8 @@ namespace {
 
 // Without --sim-gpus: the GPUs CUDA finds. Only here is the driver loaded (enumerateGpus),
 // and only when the run could use a GPU, so `--devices cpu` never touches CUDA.
-DeviceList resolveRealDevices(const std::string& devicesText, std::ostream& notes) {
+DeviceList resolveRealDevices(const std::string& devicesText, std::ostream& notes,
+                              const GpuProbe& probe) {
   if (devicesText == "cpu") return {};
   DeviceList requested;
   if (!devicesText.empty()) requested = parseDevicesOption(devicesText);
@@ -71,7 +72,7 @@ DeviceList resolveRealDevices(const std::string& devicesText, std::ostream& note
         "--devices {}: this gxc was built without CUDA; use --sim-gpus N for virtual GPUs, or "
         "--devices cpu",
         devicesText);
-  const GpuEnumeration& found = enumerateGpus();
+  const GpuEnumeration& found = probe.enumerate();
   int count = static_cast<int>(found.gpus.size());
   if (devicesText.empty()) {
     if (count == 0) {
@@ -90,15 +91,18 @@ DeviceList resolveRealDevices(const std::string& devicesText, std::ostream& note
     usageError("--devices {}: there is no GPU {}; CUDA finds GPUs 0 to {}", devicesText, id,
                count - 1);
   }
-  for (int id : requested.gpuIds) requested.gpuMemoryBytes.push_back(found.gpus[id].memoryBytes);
+  for (int id : requested.gpuIds) {
+    requested.gpus.push_back(found.gpus[id]);
+    requested.gpuMemoryBytes.push_back(probe.usableMemory(id));
+  }
   return requested;
 }
 
 }  // namespace
 
 DeviceList resolveRunDevices(const std::string& devicesText, const SimGpusOption& sim,
-                             std::ostream& notes) {
-  if (!sim.enabled()) return resolveRealDevices(devicesText, notes);
+                             std::ostream& notes, const GpuProbe& probe) {
+  if (!sim.enabled()) return resolveRealDevices(devicesText, notes, probe);
   if (devicesText.empty()) {
     DeviceList all;
     for (int i = 0; i < sim.count; ++i) all.gpuIds.push_back(i);

@@ -3,17 +3,22 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "ir/tensor_type.h"
+#include "runtime/cuda/gpu_devices.h"
 
 namespace gxc {
 
 struct DeviceList {
   std::vector<int> gpuIds;  // physical (or virtual) GPU of cuda:0, cuda:1, ...; empty: host only
-  std::vector<int64_t> gpuMemoryBytes;  // real GPUs: the memory of each entry of gpuIds
+  // Real GPUs only, one per entry of gpuIds: what CUDA says of it, and what the run may
+  // allocate there (usableGpuMemory), measured once, here: the Target's memory for cuda:i.
+  std::vector<GpuDeviceInfo> gpus;
+  std::vector<int64_t> gpuMemoryBytes;
 
   bool hostOnly() const { return gpuIds.empty(); }
   // The run's devices as the passes see them: {cpu} or {cuda:0, ..., cuda:N-1}.
@@ -32,11 +37,18 @@ struct SimGpusOption {
 
 SimGpusOption parseSimGpusOption(const std::string& text);
 
+// Where the driver learns of real GPUs: this machine's, through CUDA (gpu_devices.h), unless a
+// test hands in its own, so that what reaches the Target can be tested without a GPU.
+struct GpuProbe {
+  std::function<const GpuEnumeration&()> enumerate = enumerateGpus;
+  std::function<int64_t(int)> usableMemory = usableGpuMemory;
+};
+
 // The run's devices from --devices and --sim-gpus together: with virtual GPUs, the default is
 // all of them and every index must name one; without, the real GPUs CUDA enumerates (see
 // runtime/cuda/gpu_devices.h): the default is all of them, or the host with a note on `notes`
 // where there is none, and an index that names no GPU is a usage error.
 DeviceList resolveRunDevices(const std::string& devicesText, const SimGpusOption& sim,
-                             std::ostream& notes);
+                             std::ostream& notes, const GpuProbe& probe = GpuProbe());
 
 }  // namespace gxc

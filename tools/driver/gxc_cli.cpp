@@ -75,13 +75,16 @@ int compileCommand(const CompileOptions& options, const std::string& emit,
 int devicesCommand(const std::string& simGpus, std::ostream& out) {
   long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
   double gib = static_cast<double>(pages) * static_cast<double>(pageSize) / (1ull << 30);
-  std::string row = "{:<6} {:<24} {:>12} {}\n";
-  out << fmt::format(fmt::runtime(row), "index", "name", "memory", "compute capability");
-  out << fmt::format(fmt::runtime(row), "cpu", "host", fmt::format("{:.1f} GiB", gib), "-");
+  // `usable`: what a run may allocate there (a real GPU: free once gxc's context exists, less
+  // cuBLASLt's workspace), the capacity plan-memory checks a plan against.
+  std::string row = "{:<6} {:<24} {:>12} {:<18} {:>12}\n";
+  out << fmt::format(fmt::runtime(row), "index", "name", "memory", "compute capability", "usable");
+  out << fmt::format(fmt::runtime(row), "cpu", "host", fmt::format("{:.1f} GiB", gib), "-", "-");
   if (!simGpus.empty()) {
     SimGpusOption sim = parseSimGpusOption(simGpus);
     for (int i = 0; i < sim.count; ++i)
-      out << fmt::format(fmt::runtime(row), i, "sim H100 SXM", formatBytes(sim.memoryBytes), "9.0");
+      out << fmt::format(fmt::runtime(row), i, "sim H100 SXM", formatBytes(sim.memoryBytes), "9.0",
+                         formatBytes(sim.memoryBytes));
     return 0;
   }
   const GpuEnumeration& found = enumerateGpus();
@@ -89,7 +92,8 @@ int devicesCommand(const std::string& simGpus, std::ostream& out) {
     out << "no GPU found (" << found.whyNone << "); --sim-gpus N for virtual GPUs\n";
   for (const GpuDeviceInfo& gpu : found.gpus)
     out << fmt::format(fmt::runtime(row), gpu.index, gpu.name, formatBytes(gpu.memoryBytes),
-                       fmt::format("{}.{}", gpu.major, gpu.minor));
+                       fmt::format("{}.{}", gpu.major, gpu.minor),
+                       formatBytes(usableGpuMemory(gpu.index)));
   return 0;
 }
 

@@ -148,9 +148,13 @@ PlatformRun runOnSim(const CompiledModel& compiled, const std::map<std::string, 
 
 // The `cuda` platform: real GPUs, wall-clock and CUDA-event times.
 PlatformRun runOnCuda(const CompiledModel& compiled, const std::map<std::string, Tensor>& inputs,
-                      const std::optional<GpuArch>& arch, int iterations) {
+                      const std::optional<GpuArch>& arch, int iterations, std::ostream& notes) {
   CudaRunOptions options;
+  options.note = [&notes](const std::string& text) { notes << "gxc: note: " << text << "\n"; };
   options.deviceMap = compiled.devices.gpuIds;
+  for (size_t i = 0; i < compiled.devices.gpuIds.size(); ++i)
+    options.memoryBytes.push_back(
+        compiled.target.memoryOf(Device::cuda(static_cast<int>(i))));  // as plan-memory had it
   options.arch = arch;
   options.iterations = iterations;
   CudaPlatformRun cuda = runOnCudaPlatform(*compiled.graph, inputs, options);
@@ -177,7 +181,9 @@ PlatformRun runOnCuda(const CompiledModel& compiled, const std::map<std::string,
 
 int runModel(const RunOptions& options, std::ostream& out, std::ostream& err) {
   std::optional<GpuArch> arch = parseArchOption(options.compile.arch);
-  CompiledModel compiled = compileModel(options.compile, err);
+  CompileOptions compile = options.compile;
+  compile.archRunsHere = true;
+  CompiledModel compiled = compileModel(compile, err);
   const Graph& graph = *compiled.graph;
   bool realGpus = !compiled.devices.hostOnly() && !compiled.sim.enabled();
   if (arch && !realGpus)
@@ -192,7 +198,7 @@ int runModel(const RunOptions& options, std::ostream& out, std::ostream& err) {
   if (compiled.devices.hostOnly())
     run = runOnHost(graph, inputs, options.iterations);
   else if (realGpus)
-    run = runOnCuda(compiled, inputs, arch, options.iterations);
+    run = runOnCuda(compiled, inputs, arch, options.iterations, err);
   else
     run = runOnSim(compiled, inputs, options.iterations);
 
