@@ -75,7 +75,10 @@ TEST_P(NvrtcModelKernels, FusedModelKernelsAssembleWithPtxas) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, NvrtcModelKernels,
-                         testing::Values("transformer_block", "mlp", "losses"));
+                         testing::Values("transformer_block", "mlp", "losses"),
+                         [](const testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
 
 // What the executor launches: one kernel per generated step, GxcArgs {result, step inputs},
 // and no epilogue kernel (cuBLASLt applies it). The text is one unit, so the host's steps
