@@ -1,13 +1,15 @@
 #include "tools/driver/compile_session.h"
 
+#include <fmt/format.h>
+
 #include "passes/pipeline.h"
 
 namespace gxc {
 
-CompiledModel compileModel(const CompileOptions& options, std::ostream& notes) {
+CompiledModel compileModel(const CompileOptions& options, CompileFor purpose, std::ostream& notes) {
   CompiledModel compiled;
   if (!options.simGpus.empty()) compiled.sim = parseSimGpusOption(options.simGpus);
-  compiled.devices = resolveRunDevices(options.devices, compiled.sim, notes);
+  compiled.devices = resolveRunDevices(options.devices, compiled.sim);
   compiled.target.devices.clear();
   compiled.target.memoryKnown = true;
   for (const Device& device : compiled.devices.devices()) {
@@ -23,6 +25,7 @@ CompiledModel compileModel(const CompileOptions& options, std::ostream& notes) {
   context.placement = options.placement;
   context.microbatches = options.microbatches;
   context.note = [&notes](const std::string& text) { notes << "gxc: note: " << text << "\n"; };
+  context.hostFallbackNoted = compiled.devices.noGpuFound;
   if (options.explain)
     context.explain = [&notes](const std::string& line) {
       notes << "gxc: explain: " << line << "\n";
@@ -30,6 +33,11 @@ CompiledModel compileModel(const CompileOptions& options, std::ostream& notes) {
   ModelOptions modelOptions;
   modelOptions.weightsPath = options.weightsPath;
   compiled.graph = loadModel(options.modelPath, modelOptions);
+  // One note, the only one about devices (context.hostFallbackNoted): whatever the model
+  // places on cuda runs on the host too, so assign-devices need not repeat it.
+  if (compiled.devices.noGpuFound)
+    context.emitNote(fmt::format("no GPU found; {} the host (--devices cpu)",
+                                 purpose == CompileFor::Run ? "running on" : "compiling for"));
   PassManagerOptions passOptions = options.passes;
   if (!passOptions.irStream) passOptions.irStream = &notes;  // IR dumps and timings: stderr
   PassManager manager(passOptions);

@@ -33,6 +33,12 @@ struct CompiledModel {
   Target target;       // the devices as the passes planned for them
 };
 
-CompiledModel compileModel(const CompileOptions& options, std::ostream& notes);
+// What the compiled model is for: `gxc run` runs it, `gxc compile` only writes it out; the
+// note of a run that found no GPU says which ("running on" or "compiling for" the host).
+enum class CompileFor { Run, Emit };
+
+// Resolves the devices (usage errors first), loads the model, then says in one note, only
+// once the model has been read, where a run that found no GPU goes; then the passes.
+CompiledModel compileModel(const CompileOptions& options, CompileFor purpose, std::ostream& notes);
 
 }  // namespace gxc

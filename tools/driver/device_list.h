@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <ostream>
 #include <string>
 #include <vector>
 
@@ -14,6 +13,8 @@ namespace gxc {
 struct DeviceList {
   std::vector<int> gpuIds;  // physical (or virtual) GPU of cuda:0, cuda:1, ...; empty: host only
   std::vector<int64_t> gpuMemoryBytes;  // real GPUs: the memory of each entry of gpuIds
+  // No --devices and no GPU found: the host by default, which the driver says in a note.
+  bool noGpuFound = false;
 
   bool hostOnly() const { return gpuIds.empty(); }
   // The run's devices as the passes see them: {cpu} or {cuda:0, ..., cuda:N-1}.
@@ -34,9 +35,8 @@ SimGpusOption parseSimGpusOption(const std::string& text);
 
 // The run's devices from --devices and --sim-gpus together: with virtual GPUs, the default is
 // all of them and every index must name one; without, the real GPUs CUDA enumerates (see
-// runtime/cuda/gpu_devices.h): the default is all of them, or the host with a note on `notes`
-// where there is none, and an index that names no GPU is a usage error.
-DeviceList resolveRunDevices(const std::string& devicesText, const SimGpusOption& sim,
-                             std::ostream& notes);
+// runtime/cuda/gpu_devices.h): the default is all of them, or the host where there is none
+// (noGpuFound, for the caller's note), and an index that names no GPU is a usage error.
+DeviceList resolveRunDevices(const std::string& devicesText, const SimGpusOption& sim);
 
 }  // namespace gxc
