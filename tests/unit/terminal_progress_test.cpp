@@ -3,7 +3,10 @@
 // long host run is announced with (tools/driver/host_estimate.h).
 #include "tools/driver/terminal_progress.h"
 
+#include <atomic>
+#include <chrono>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -119,6 +122,30 @@ TEST_F(TerminalProgressTest, TasksReportToTheInstalledSinkOnly) {
     EXPECT_EQ(drawn(), "\rgxc: timed iterations: 2 of 4, 1 s\x1b[K");
   }
   EXPECT_EQ(drawn(), kClear) << "a task ends with its scope";
+}
+
+// The redraw thread keeps the time of a task that gets no updates (a compiler running) going,
+// and stops with the renderer. Run under ThreadSanitizer too (scripts/test.sh).
+TEST(TerminalProgressThreadTest, RedrawsWhileNothingElseDoes) {
+  std::ostringstream err;
+  std::atomic<int> clockReads{0};
+  std::atomic<double> now{100};
+  {
+    TerminalProgress progress(err, true, 80, [&] {
+      ++clockReads;
+      return now.load();
+    });
+    int task = progress.begin("compiling 3 generated kernels for the host", 0, ProgressUnit::Count);
+    now = 102;
+    progress.startRedrawThread();
+    // Two reads of the clock after this one: the redraw thread has drawn at least once.
+    int seen = clockReads.load();
+    for (int i = 0; i < 500 && clockReads.load() < seen + 2; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    progress.end(task);
+  }
+  EXPECT_EQ(err.str(),
+            "\rgxc: compiling 3 generated kernels for the host, 2 s\x1b[K" + std::string(kClear));
 }
 
 TEST(ProgressTextTest, FormatsDurationsAndAmounts) {
