@@ -74,14 +74,14 @@ void fillFromInit(Tensor& tensor, int64_t dst, int64_t first, int64_t count, con
   const double constant = init == "ones"       ? 1.0
                           : init == "constant" ? attrs.getFloat("value", 0)
                                                : 0.0;
-  const double mean = attrs.getFloat("mean", 0), std = attrs.getFloat("std", 1);
+  const double mean = attrs.getFloat("mean", 0), stddev = attrs.getFloat("std", 1);
   const double low = attrs.getFloat("low", 0), high = attrs.getFloat("high", 1);
   const bool integer = isInteger(tensor.dtype());
   const auto elementBytes = static_cast<int64_t>(dtypeSize(tensor.dtype()));
   for (int64_t chunk = dst; chunk < dst + count; chunk += kProgressElements) {
     const int64_t chunkEnd = std::min(dst + count, chunk + kProgressElements);
     for (int64_t i = chunk; i < chunkEnd; ++i) {
-      double value = normal    ? mean + std * random.nextNormal()
+      double value = normal    ? mean + stddev * random.nextNormal()
                      : uniform ? low + (high - low) * random.nextUniform()
                                : constant;
       if (integer)

@@ -1,7 +1,5 @@
 #include "tools/driver/host_estimate.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
 
 #include "target/cost_model.h"

@@ -23,8 +23,7 @@ HostRunEstimate estimateHostRun(const Graph& graph);
 constexpr double kAnnounceHostRunSeconds = 5;
 
 // "about 9 min on the host (80 TFLOP)" (without the flops when GEMMs do under a GFLOP), or
-// nullopt for a run expected to take at most
-// kAnnounceHostRunSeconds.
+// nullopt for a run expected to take at most kAnnounceHostRunSeconds.
 std::optional<std::string> hostRunAnnouncement(const HostRunEstimate& estimate);
 
 }  // namespace gxc
