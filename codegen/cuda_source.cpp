@@ -141,4 +141,13 @@ CudaSource generateCudaSource(const Graph& graph) {
   return source;
 }
 
+int definedKernelCount(std::string_view text) {
+  constexpr std::string_view kDefinition = "extern \"C\" __global__ void ";
+  int count = 0;
+  for (size_t at = text.find(kDefinition); at != std::string_view::npos;
+       at = text.find(kDefinition, at + kDefinition.size()))
+    ++count;
+  return count;
+}
+
 }  // namespace gxc

@@ -49,6 +49,10 @@ struct CudaSource {
 
 CudaSource generateCudaSource(const Graph& graph);
 
+// How many distinct kernels a translation unit generateCudaSource wrote defines (for
+// progress: "compiling 12 kernels").
+int definedKernelCount(std::string_view text);
+
 // gxc_kernel.h, as embedded in the library: the header NVRTC and the host compiler get.
 std::string_view kernelHeaderText();
 

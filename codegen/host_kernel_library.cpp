@@ -17,7 +17,9 @@
 
 #include <fmt/format.h>
 
+#include "codegen/cuda_source.h"
 #include "ir/diagnostic.h"
+#include "ir/progress.h"
 
 extern char** environ;
 
@@ -156,8 +158,11 @@ HostKernelLibrary::HostKernelLibrary(const std::string& text, KernelCache& cache
   for (const std::string& flag : hostCompilerFlags()) flags += flag + " ";
   std::vector<std::string> key{text, std::string(kernelHeaderText()), compiler,
                                compilerVersion(compiler), flags};
-  std::string object =
-      cache.getOrBuild("host-so", key, [&] { return compileSharedObject(text, compiler); });
+  std::string object = cache.getOrBuild("host-so", key, [&] {
+    ProgressTask building(
+        fmt::format("compiling {} generated kernels for the host", definedKernelCount(text)), 0);
+    return compileSharedObject(text, compiler);
+  });
   // dlopen needs a file: a private one, unlinked as soon as it is mapped.
   ScratchDir scratch;
   fs::path file = scratch.path() / "kernels.so";

@@ -8,7 +8,9 @@
 #include <filesystem>
 #include <memory>
 
+#include "codegen/cuda_source.h"
 #include "ir/diagnostic.h"
+#include "ir/progress.h"
 
 namespace gxc {
 namespace {
@@ -117,8 +119,12 @@ std::string compileGraphPtx(const std::string& cudaSource, const std::string& he
   std::vector<std::string> key = {"nvrtc " + nvrtcVersionString(), arch.str(),
                                   fmt::format("{}", fmt::join(options, " ")), headerText,
                                   cudaSource};
-  return cache.getOrBuild("ptx", key,
-                          [&] { return compile(cudaSource, headerText, arch, options); });
+  return cache.getOrBuild("ptx", key, [&] {
+    ProgressTask building(fmt::format("compiling {} generated kernels with NVRTC for {}",
+                                      definedKernelCount(cudaSource), arch.str()),
+                          0);
+    return compile(cudaSource, headerText, arch, options);
+  });
 }
 
 }  // namespace gxc

@@ -1,5 +1,6 @@
 // Layers and groups: ops, their attributes, the params that layers create (named as PyTorch
 // names them, so a state_dict loads unchanged), and their devices.
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/ranges.h>
@@ -227,16 +228,25 @@ void ModelBuilder::readLayer(const YAML::Node& layer, std::optional<Device> scop
     reader_.fail(inputsNode, "{}: {} takes {}{} input{}, got {}", what, opText,
                  most < 0 ? "at least " : "", least, least == 1 && most == 1 ? "" : "s", count);
 
-  Device place;  // its own device, its innermost group's, the model's default, or unplaced
+  // Its own device, its innermost group's, the device of moved data it reads (the first such
+  // input's), the model's default, or unplaced (model-format.md, Devices).
+  Device place;
   std::optional<YAML::Node> deviceNode = findKey(layer, "device");
-  if (*kind == OpKind::To)
+  auto moved = std::find_if(inputs.begin(), inputs.end(),
+                            [&](const Value* input) { return movedData_.count(input) != 0; });
+  bool followsData = false;
+  if (*kind == OpKind::To) {
     place = *parseDevice(attrs.getString("device", "cpu"));
-  else if (deviceNode)
+  } else if (deviceNode) {
     place = device(*deviceNode, what);
-  else if (scopeDevice)
+  } else if (scopeDevice) {
     place = *scopeDevice;
-  else if (defaultDevice_)
+  } else if (moved != inputs.end()) {
+    place = movedData_.at(*moved);
+    followsData = true;
+  } else if (defaultDevice_) {
     place = *defaultDevice_;
+  }
 
   // Before its params, so that a repeated layer name is reported as such, not as the clash of
   // the params both layers create.
@@ -246,6 +256,7 @@ void ModelBuilder::readLayer(const YAML::Node& layer, std::optional<Device> scop
   Op* op = graph_->appendOp(*kind, operands, name, TensorType{false, DType::F32, {}, place}, attrs,
                             reader_.loc(layer));
   op->result->type = inferResultType(*op);
+  if (*kind == OpKind::To || followsData) movedData_.emplace(op->result, place);
 }
 
 }  // namespace gxc

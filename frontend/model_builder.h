@@ -59,6 +59,10 @@ class ModelBuilder {
   std::unordered_map<std::string, int> definedAt_;        // line of every name defined so far
   std::unordered_map<std::string, int> layerNamesAhead_;  // line of every layer name in the file
   std::set<std::string> paramNames_;
+  // Device follows data (format 1.1): the results of `to` layers, and of layers that took
+  // their device from one, with that device; a layer with no device of its own or of its
+  // group that reads one of them runs there.
+  std::unordered_map<const Value*, Device> movedData_;
 };
 
 }  // namespace gxc

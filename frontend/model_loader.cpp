@@ -177,9 +177,10 @@ std::unique_ptr<Graph> ModelBuilder::build(const YAML::Node& root) {
   for (const YAML::Node& output : outputs) {
     std::string name = reader_.name(output, "an output");
     Value* value = graph_->find(name);
-    if (!value) reader_.fail(output, "output '{}' is not a layer or input of the model", name);
-    if (paramNames_.count(name))
-      reader_.fail(output, "output '{}' is a param; outputs are layers or inputs", name);
+    // A param may be an output (format 1.1): how to see what its init or the weights file
+    // made. Like every output, it comes back to the host.
+    if (!value)
+      reader_.fail(output, "output '{}' is not a layer, input or param of the model", name);
     if (!seen.insert(name).second) reader_.fail(output, "output '{}' is listed twice", name);
     graph_->addOutput(name, value);
   }

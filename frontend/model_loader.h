@@ -2,8 +2,10 @@
 //
 // The graph it returns is typed (each layer's shape rule runs as the layer is lowered, since
 // layers such as layer_norm size their params from their input) and carries the model's
-// device annotations, resolved through groups and default_device; devices nobody named stay
-// unplaced (`@?`) for assign-devices. Params record how to materialize them: loaded from the
+// device annotations, resolved through groups, the data a layer reads (after a `to`, the
+// layers that read its result run where it moved it, and so do their readers) and
+// default_device; devices nobody named stay unplaced (`@?`) for assign-devices. Outputs may
+// name layers, inputs or params. Params record how to materialize them: loaded from the
 // weights file by name, or initialized from the seed and their name.
 #pragma once
 

@@ -8,12 +8,12 @@ Error::Error(ErrorKind kind, SourceLoc loc, std::string message)
       loc_(std::move(loc)),
       message_(std::move(message)) {}
 
-std::string formatError(const Error& error) {
+std::string formatError(const Error& error, std::string_view program) {
   const SourceLoc& loc = error.loc();
   if (loc.known())
     return fmt::format("{}:{}:{}: error: {}", loc.file, loc.line, loc.col, error.message());
   if (!loc.file.empty()) return fmt::format("{}: error: {}", loc.file, error.message());
-  return fmt::format("gxc: error: {}", error.message());
+  return fmt::format("{}: error: {}", program, error.message());
 }
 
 void internalError(const char* file, int line, const std::string& what) {

@@ -8,6 +8,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -38,8 +39,9 @@ class Error : public std::runtime_error {
   std::string message_;
 };
 
-// "FILE:LINE:COL: error: MSG" where a position is known, "gxc: error: MSG" otherwise.
-std::string formatError(const Error& error);
+// "FILE:LINE:COL: error: MSG" where a position is known, "FILE: error: MSG" where only the
+// file is, "PROGRAM: error: MSG" otherwise (the program that reports it: gxc, gxc-opt).
+std::string formatError(const Error& error, std::string_view program = "gxc");
 
 template <typename... Args>
 [[noreturn]] void modelError(const SourceLoc& loc, fmt::format_string<Args...> format,

@@ -15,8 +15,8 @@ namespace {
 
 class Parser {
  public:
-  Parser(const std::string& text, const std::string& fileName)
-      : lexer_(text, fileName), fileName_(fileName) {
+  Parser(const std::string& text, const std::string& fileName, TextPositions* positions)
+      : lexer_(text, fileName), fileName_(fileName), positions_(positions) {
     token_ = lexer_.next();
   }
 
@@ -61,6 +61,7 @@ class Parser {
 
   Lexer lexer_;
   std::string fileName_;
+  TextPositions* positions_;  // null: the caller does not want them
   Token token_;
   std::unique_ptr<Graph> graph_;
 };
@@ -192,6 +193,7 @@ void Parser::parseOp() {
   }
   SourceLoc loc = parseOptionalLoc();
   Op* op = graph_->appendOp(*kind, std::move(operands), result.text, type, std::move(attrs), loc);
+  if (positions_) (*positions_)[result.text] = result.loc;
   if (auto problem = schemaProblem(*op)) fail(kindToken.loc, "{}", *problem);
   if (*kind == OpKind::Param && !type.known)
     fail(kindToken.loc, "param %{} needs a dtype and shape", result.text);
@@ -210,6 +212,7 @@ std::unique_ptr<Graph> Parser::parse() {
     TensorType type = parseType();
     if (!type.known) fail(name.loc, "input %{} needs a dtype and shape", name.text);
     graph_->addInput(name.text, type, parseOptionalLoc());
+    if (positions_) (*positions_)[name.text] = name.loc;
   }
   take();
   expectPunct("->");
@@ -245,16 +248,17 @@ std::unique_ptr<Graph> Parser::parse() {
 
 }  // namespace
 
-std::unique_ptr<Graph> parseGraph(const std::string& text, const std::string& fileName) {
-  return Parser(text, fileName).parse();
+std::unique_ptr<Graph> parseGraph(const std::string& text, const std::string& fileName,
+                                  TextPositions* positions) {
+  return Parser(text, fileName, positions).parse();
 }
 
-std::unique_ptr<Graph> parseGraphFile(const std::string& path) {
+std::unique_ptr<Graph> parseGraphFile(const std::string& path, TextPositions* positions) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorKind::Model, {path, 0, 0}, "cannot open file");
   std::stringstream text;
   text << in.rdbuf();
-  return parseGraph(text.str(), path);
+  return parseGraph(text.str(), path, positions);
 }
 
 }  // namespace gxc

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include <fmt/ranges.h>
@@ -84,6 +85,33 @@ bool replicatePerConsumerDevice(Graph& graph, Op* param, const std::vector<Op*>&
   return changed;
 }
 
+// Device follows data (model-format.md 1.1): an unannotated layer that reads the result of a
+// `to`, or of a layer placed this way, runs where the `to` moved it (the first such operand's
+// device), as the layers after x.cuda(0) run on cuda:0 in PyTorch. Returns whether anything
+// changed; `reasons` gets each such layer's, for --explain.
+bool followMovedData(Graph& graph, std::unordered_map<std::string, std::string>& reasons) {
+  std::unordered_map<const Value*, std::pair<Device, const Op*>> moved;  // device, its `to`
+  bool changed = false;
+  for (Op* op : graph.ops()) {
+    if (op->kind == OpKind::To) {
+      std::optional<Device> device = parseDevice(op->attrs.getString("device", ""));
+      if (device) moved.emplace(op->result, std::make_pair(*device, op));
+      continue;
+    }
+    if (op->kind == OpKind::Param || op->device().placed()) continue;
+    auto found = std::find_if(op->operands.begin(), op->operands.end(),
+                              [&](const Value* operand) { return moved.count(operand) != 0; });
+    if (found == op->operands.end()) continue;
+    auto [device, to] = moved.at(*found);
+    op->result->type.device = device;
+    moved.emplace(op->result, std::make_pair(device, to));
+    reasons[op->layerName()] =
+        fmt::format("device follows data: it reads what '{}' moved there", to->layerName());
+    changed = true;
+  }
+  return changed;
+}
+
 }  // namespace
 
 bool AssignDevicesPass::run(Graph& graph, const PassContext& context) const {
@@ -94,6 +122,7 @@ bool AssignDevicesPass::run(Graph& graph, const PassContext& context) const {
   Placer placer(context);
   bool changed = false;
   std::unordered_map<std::string, std::string> reasons;  // by layer, for --explain
+  changed |= followMovedData(graph, reasons);
   if (context.placement == "auto") changed |= placeAutomatically(graph, context, reasons);
   // Only --explain reads the reasons: a map of every layer name is not free at 100,000 layers.
   if (context.explain)
@@ -143,9 +172,10 @@ bool AssignDevicesPass::run(Graph& graph, const PassContext& context) const {
                                           users == usersByValue.end() ? kNoUsers : users->second,
                                           placer.resolve({}, "param", name, param->loc));
   }
-  if (placer.fellBackToHost())
+  if (placer.fellBackToHost() && !context.hostFallbackNoted)
     context.emitNote("this run has no GPU: what the model places on cuda runs on the host");
-  if (context.explain)
+  // data-parallel explained the model's layers as it split them; the rest are its means.
+  if (context.explain && !graph.attrs().has("data_parallel"))
     for (const Op* op : graph.ops())
       if (op->kind != OpKind::Param)
         context.explain(fmt::format("layer '{}' -> {}: {}", op->layerName(), op->device().str(),

@@ -32,11 +32,18 @@ class Rewriter {
       if (op->kind == OpKind::Param) continue;
       std::vector<bool> batched;
       for (const Value* operand : op->operands) batched.push_back(batched_.count(operand) != 0);
-      switch (batchRole(*op, batched)) {
+      BatchRole role = batchRole(*op, batched);
+      SplitLayer layer{op->layerName(), role, {}, plan_.wholeDevice(*op)};
+      switch (role) {
         case BatchRole::RowWise:
           replicate(*op);
+          for (const Value* shard : batched_.at(op->result))
+            layer.pieceDevices.push_back(shard->type.device);
           break;
         case BatchRole::BatchReduce:
+          // Counted first: combining rewrites the op to read the stacked partials.
+          for (size_t s = 0; s < shardsOf(op->operands[0], op).size(); ++s)
+            layer.pieceDevices.push_back(plan_.partDevice(*op, s));
           combine(*op);
           break;
         case BatchRole::Unbatched:
@@ -44,6 +51,7 @@ class Rewriter {
           runWhole(*op);
           break;
       }
+      result_.layers.push_back(std::move(layer));
     }
   }
 

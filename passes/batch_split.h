@@ -19,7 +19,9 @@
 #include <functional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
+#include "passes/data_parallel_rules.h"
 #include "passes/pass.h"
 
 namespace gxc {
@@ -33,11 +35,20 @@ struct BatchSplitPlan {
   std::function<Device(const Op& op)> wholeDevice;
 };
 
+// What became of one of the model's ops (not a param).
+struct SplitLayer {
+  std::string name;
+  BatchRole role;
+  std::vector<Device> pieceDevices;  // where its pieces run: replicas, or partials to combine
+  Device wholeDevice;                // where it runs once, or combines its partials
+};
+
 struct BatchSplitResult {
   // Piece of every op made for one piece (slices of inputs, replicas, partials); ops made
   // for no piece in particular (combinations, gathers, `to`s) are absent.
   std::unordered_map<const Op*, size_t> pieceOf;
-  size_t replicatedOps = 0;  // model ops that run once per piece
+  size_t replicatedOps = 0;        // model ops that run once per piece
+  std::vector<SplitLayer> layers;  // every op of the model but params, in program order
 };
 
 BatchSplitResult splitBatch(Graph& graph, const BatchSplitPlan& plan);

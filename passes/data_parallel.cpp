@@ -64,6 +64,8 @@
 //   4. The graph is marked `data_parallel = k`, so a second run leaves it alone.
 #include "passes/data_parallel.h"
 
+#include <fmt/ranges.h>
+
 #include "passes/batch_split.h"
 #include "passes/data_parallel_rules.h"
 
@@ -71,6 +73,39 @@ namespace gxc {
 namespace {
 
 constexpr const char* kMarker = "data_parallel";
+
+std::string deviceList(const std::vector<Device>& devices) {
+  std::vector<std::string> names;
+  for (const Device& device : devices) names.push_back(device.str());
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+// --explain: one line per layer of the model, with the reason data-parallel placed it so.
+// The ops the split made (slices of the inputs, `to`s, gathers) are its means, not layers.
+void explainLayers(const BatchSplitResult& split, const PassContext& context) {
+  for (const SplitLayer& layer : split.layers) {
+    std::string where = layer.wholeDevice.str(), why;
+    switch (layer.role) {
+      case BatchRole::RowWise:
+        where = deviceList(layer.pieceDevices);
+        why = fmt::format("row-wise: shard i of {} of the batch on the i-th device",
+                          layer.pieceDevices.size());
+        break;
+      case BatchRole::BatchReduce:
+        where = deviceList(layer.pieceDevices);
+        why = fmt::format("reduces over the batch: a partial per shard, combined on {}",
+                          layer.wholeDevice.str());
+        break;
+      case BatchRole::Whole:
+        why = "mixes rows of the batch: runs once, on its inputs gathered there";
+        break;
+      case BatchRole::Unbatched:
+        why = "none of its inputs is split by the batch: runs once";
+        break;
+    }
+    context.explain(fmt::format("layer '{}' -> {}: data-parallel: {}", layer.name, where, why));
+  }
+}
 
 }  // namespace
 
@@ -91,7 +126,8 @@ bool DataParallelPass::run(Graph& graph, const PassContext& context) const {
   plan.suffix = "shard";
   plan.partDevice = [&](const Op&, size_t shard) { return context.target.devices[shard].device; };
   plan.wholeDevice = [&](const Op&) { return context.target.devices.front().device; };
-  splitBatch(graph, plan);
+  BatchSplitResult split = splitBatch(graph, plan);
+  if (context.explain) explainLayers(split, context);
   graph.attrs().set(kMarker, static_cast<int64_t>(context.target.devices.size()));
   return true;
 }

@@ -27,7 +27,11 @@
 //   - every op carries its device in its type; params and the model's device annotations are
 //     left unplaced (one note says the annotations were ignored), so assign-devices gives
 //     every device that uses a param its own replica; graph inputs are on the host;
-//   - the graph carries the attribute `data_parallel = k`.
+//   - the graph carries the attribute `data_parallel = k`;
+//   - --explain (context.explain) gets one line per layer of the model: where it runs and
+//     its role in the split (a shard per device, a batch reduction, once on the gathered
+//     batch); the ops the split made are not layers and get none (assign-devices, which
+//     explains the placement of other graphs, leaves a data-parallel one to this pass).
 //   With one device (a host-only run, or one GPU) there is nothing to split: the computation
 //   is left as it is and only the annotations are dropped (with the note), so a model without
 //   annotations comes out unchanged.

@@ -25,6 +25,9 @@ struct PassContext {
   int microbatches = 0;
   // One-line notes for the user (stderr in the drivers); may be empty.
   std::function<void(const std::string&)> note;
+  // The driver already said that this run is on the host because it found no GPU, which
+  // covers what the model places on cuda: assign-devices' fallback note would say it twice.
+  bool hostFallbackNoted = false;
   // --explain: assign-devices says, one line per layer, the device chosen and why.
   std::function<void(const std::string&)> explain;
 

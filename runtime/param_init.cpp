@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "ir/param_shard.h"
+#include "ir/progress.h"
 
 namespace gxc {
 
@@ -50,11 +51,17 @@ const SafetensorsFile& WeightFiles::get(const std::string& path) {
 
 namespace {
 
+// Progress is reported once per this many elements: rarely enough to cost nothing.
+constexpr int64_t kProgressElements = int64_t{1} << 20;
+
 // Elements [dst, dst + count) of `tensor` get the values that elements [first, first + count)
 // of the whole param have under its init: the same stream, entered at element `first`.
 void fillFromInit(Tensor& tensor, int64_t dst, int64_t first, int64_t count, const Attrs& attrs,
-                  const std::string& name) {
+                  const std::string& name, ProgressTask& progress) {
   std::string init = attrs.getString("init", "");
+  GXC_CHECK(init == "zeros" || init == "ones" || init == "constant" || init == "normal" ||
+                init == "uniform",
+            "param '{}' has unknown init '{}'", name, init);
   KeyedRandom random(attrs.getInt("seed", 0), name);
   if (init == "uniform") random.seek(static_cast<uint64_t>(first));
   if (init == "normal") {
@@ -62,24 +69,27 @@ void fillFromInit(Tensor& tensor, int64_t dst, int64_t first, int64_t count, con
     random.seek(static_cast<uint64_t>(first / 2) * 2);
     if (first % 2 == 1) random.nextNormal();
   }
-  for (int64_t i = dst; i < dst + count; ++i) {
-    double value = 0;
-    if (init == "ones") {
-      value = 1;
-    } else if (init == "constant") {
-      value = attrs.getFloat("value", 0);
-    } else if (init == "normal") {
-      value = attrs.getFloat("mean", 0) + attrs.getFloat("std", 1) * random.nextNormal();
-    } else if (init == "uniform") {
-      double low = attrs.getFloat("low", 0), high = attrs.getFloat("high", 1);
-      value = low + (high - low) * random.nextUniform();
-    } else {
-      GXC_CHECK(init == "zeros", "param '{}' has unknown init '{}'", name, init);
+  // Read once, not per element: a param may have billions.
+  const bool normal = init == "normal", uniform = init == "uniform";
+  const double constant = init == "ones"       ? 1.0
+                          : init == "constant" ? attrs.getFloat("value", 0)
+                                               : 0.0;
+  const double mean = attrs.getFloat("mean", 0), stddev = attrs.getFloat("std", 1);
+  const double low = attrs.getFloat("low", 0), high = attrs.getFloat("high", 1);
+  const bool integer = isInteger(tensor.dtype());
+  const auto elementBytes = static_cast<int64_t>(dtypeSize(tensor.dtype()));
+  for (int64_t chunk = dst; chunk < dst + count; chunk += kProgressElements) {
+    const int64_t chunkEnd = std::min(dst + count, chunk + kProgressElements);
+    for (int64_t i = chunk; i < chunkEnd; ++i) {
+      double value = normal    ? mean + stddev * random.nextNormal()
+                     : uniform ? low + (high - low) * random.nextUniform()
+                               : constant;
+      if (integer)
+        tensor.storeInt(i, static_cast<int64_t>(std::llround(value)));
+      else
+        tensor.storeFloat(i, static_cast<float>(value));
     }
-    if (isInteger(tensor.dtype()))
-      tensor.storeInt(i, static_cast<int64_t>(std::llround(value)));
-    else
-      tensor.storeFloat(i, static_cast<float>(value));
+    progress.advance((chunkEnd - chunk) * elementBytes);
   }
 }
 
@@ -105,8 +115,10 @@ Tensor materializeParam(const Op& param, WeightFiles& files) {
     return shard ? file.readSlice(name, shard->axis, shard->start, shard->end) : file.read(name);
   }
   Tensor tensor(type.dtype, type.shape);
+  ProgressTask progress(fmt::format("initializing param '{}'", param.layerName()),
+                        static_cast<int64_t>(tensor.nbytes()), ProgressUnit::Bytes);
   if (!shard) {
-    fillFromInit(tensor, 0, 0, tensor.numel(), attrs, name);
+    fillFromInit(tensor, 0, 0, tensor.numel(), attrs, name, progress);
     return tensor;
   }
   // One contiguous run of the whole param per index of the axes before the shard's axis.
@@ -117,7 +129,7 @@ Tensor materializeParam(const Op& param, WeightFiles& files) {
   const int64_t run = (shard->end - shard->start) * inner;
   for (int64_t o = 0; o < outer; ++o)
     fillFromInit(tensor, o * run, (o * fullShape[shard->axis] + shard->start) * inner, run, attrs,
-                 name);
+                 name, progress);
   return tensor;
 }
 

@@ -4,7 +4,8 @@
 # ran except those that need NVRTC or the CUDA toolkit, and list those as skipped
 # (tests/compare_cuda_builds.py); then the unit tests again under AddressSanitizer (leaks
 # included: a failed run must free everything) and the runtime's tests under ThreadSanitizer
-# (sim streams are threads).
+# (sim streams are threads, and so
+# is the redraw of the progress line).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
@@ -26,4 +27,4 @@ echo "== runtime tests under ThreadSanitizer"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGXC_SANITIZE=thread > /dev/null
 cmake --build build-tsan -j "$jobs" --target gxc_unit_tests
 TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/gxc_unit_tests --gtest_brief=1 \
-  --gtest_filter='Sim*:*PlatformEquivalence*'
+  --gtest_filter='Sim*:*PlatformEquivalence*:TerminalProgressThread*'

@@ -191,6 +191,11 @@ DType dtypeOfDescr(const PyValue& descr, const SourceLoc& loc) {
   if (!code.empty() && (code[0] == '<' || code[0] == '=' || code[0] == '|')) code.remove_prefix(1);
   for (auto [known, dtype] : kDescrCodes)
     if (code == known) return dtype;
+  if (code == "f8")
+    modelError(loc,
+               "unsupported dtype '{}' (float64, NumPy's default): gxc reads float32; save with "
+               "x.astype(np.float32)",
+               name);
   modelError(loc, "unsupported dtype '{}' (gxc reads <f4, <f2, <i4, <i8, and <V2 as bf16)", name);
 }
 

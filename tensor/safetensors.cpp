@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ir/diagnostic.h"
+#include "ir/progress.h"
 #include "tensor/binary_file.h"
 
 namespace gxc {
@@ -31,6 +32,9 @@ static_assert(std::endian::native == std::endian::little);
 
 // The reference implementation refuses larger headers; so does gxc, before allocating one.
 constexpr uint64_t kMaxHeaderLength = 100'000'000;
+
+// A tensor is read in pieces of this size, each reported to the progress sink.
+constexpr uint64_t kReadPieceBytes = uint64_t{64} << 20;
 
 std::optional<DType> dtypeOfName(const std::string& name) {
   if (name == "F32") return DType::F32;
@@ -100,6 +104,12 @@ SafetensorsEntry parseEntry(const std::string& name, const json& value, const So
   return entry;
 }
 
+template <typename... Args>
+[[noreturn]] void notSafetensors(const SourceLoc& loc, fmt::format_string<Args...> format,
+                                 Args&&... args) {
+  modelError(loc, "not a safetensors file ({})", fmt::format(format, std::forward<Args>(args)...));
+}
+
 }  // namespace
 
 SafetensorsFile SafetensorsFile::open(const std::string& path) {
@@ -107,13 +117,24 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
   InputFile file(path);
   unsigned char prefix[8];
   if (file.size() < 8 || !file.readAt(0, prefix, 8))
-    modelError(loc, "not a safetensors file: {} bytes, too short for the header length",
-               file.size());
+    notSafetensors(loc, "{} bytes, too short for the header length", file.size());
+  // Files people pass by mistake are named, with what to do instead.
+  if (std::memcmp(prefix, "\x93NUMPY", 6) == 0)
+    notSafetensors(loc, "it is a NumPy .npy file; save weights with safetensors.numpy.save_file");
+  if (std::memcmp(prefix, "PK\x03\x04", 4) == 0)
+    notSafetensors(loc,
+                   "it is a zip archive, as torch.save writes; save the state_dict with "
+                   "safetensors.torch.save_file");
   uint64_t headerLength = 0;
   for (int i = 7; i >= 0; --i) headerLength = (headerLength << 8) | prefix[i];
+  // The 8-byte length and the JSON that follows tell a safetensors file from any other.
   if (headerLength > file.size() - 8)
-    modelError(loc, "header length {} past end of file (file has {} bytes)", headerLength,
-               file.size());
+    notSafetensors(loc,
+                   "its first 8 bytes give a header length of {}, past the end of its {} bytes",
+                   headerLength, file.size());
+  char open = 0;
+  if (headerLength == 0 || !file.readAt(8, &open, 1) || open != '{')
+    notSafetensors(loc, "its header does not start with '{{'");
   if (headerLength > kMaxHeaderLength)
     modelError(loc, "header length {} exceeds the format's limit of {} bytes", headerLength,
                kMaxHeaderLength);
@@ -197,11 +218,14 @@ Tensor SafetensorsFile::readSlice(const std::string& name, int64_t axis, int64_t
   const uint64_t run = static_cast<uint64_t>(end - start) * inner;
   const uint64_t stride = static_cast<uint64_t>(entry.shape[axis]) * inner;
   InputFile file(path_);
+  ProgressTask progress(fmt::format("reading '{}' from {}", name, path_),
+                        static_cast<int64_t>(tensor.nbytes()), ProgressUnit::Bytes);
   for (uint64_t o = 0; o < outer; ++o) {
     uint64_t offset = dataStart_ + entry.begin + o * stride + static_cast<uint64_t>(start) * inner;
     if (!file.readAt(offset, tensor.data() + o * run, run))
       modelError(loc, "truncated: tensor '{}' needs {} bytes at offset {}, file has {} bytes", name,
                  run, offset, file.size());
+    progress.advance(static_cast<int64_t>(run));
   }
   return tensor;
 }
@@ -214,10 +238,17 @@ Tensor SafetensorsFile::read(const std::string& name) const {
   InputFile file(path_);
   Tensor tensor(entry.dtype, entry.shape);
   uint64_t offset = dataStart_ + entry.begin;
-  // The file may have changed since open(): a short read is reported, never trusted.
-  if (!file.readAt(offset, tensor.data(), tensor.nbytes()))
-    modelError(loc, "truncated: tensor '{}' needs {} bytes at offset {}, file has {} bytes", name,
-               tensor.nbytes(), offset, file.size());
+  // In pieces, so that reading a large tensor shows its progress.
+  ProgressTask progress(fmt::format("reading '{}' from {}", name, path_),
+                        static_cast<int64_t>(tensor.nbytes()), ProgressUnit::Bytes);
+  for (uint64_t done = 0; done < tensor.nbytes(); done += kReadPieceBytes) {
+    uint64_t piece = std::min<uint64_t>(kReadPieceBytes, tensor.nbytes() - done);
+    // The file may have changed since open(): a short read is reported, never trusted.
+    if (!file.readAt(offset + done, tensor.data() + done, piece))
+      modelError(loc, "truncated: tensor '{}' needs {} bytes at offset {}, file has {} bytes", name,
+                 tensor.nbytes(), offset, file.size());
+    progress.advance(static_cast<int64_t>(piece));
+  }
   return tensor;
 }
 

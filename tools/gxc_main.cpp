@@ -2,5 +2,8 @@
 #include <iostream>
 
 #include "tools/driver/gxc_cli.h"
+#include "tools/driver/terminal_progress.h"
 
-int main(int argc, char** argv) { return gxc::gxcMain(argc, argv, std::cout, std::cerr); }
+int main(int argc, char** argv) {
+  return gxc::gxcMain(argc, argv, std::cout, std::cerr, gxc::stderrIsTerminal());
+}

@@ -64,13 +64,17 @@ const std::string& manyUploads() {
 }
 
 struct Case {
+  const char* name;
   const char* text;
   int64_t copies;
   int64_t batchedCopies;
 };
 
-const Case kCases[] = {
-    {kTwoStages, 9, 5}, {kCopiesOfCopies, 7, 4}, {manyUploads().c_str(), 101, 3}};
+const Case kCases[] = {{"two_stages", kTwoStages, 9, 5},
+                       {"copies_of_copies", kCopiesOfCopies, 7, 4},
+                       {"many_uploads", manyUploads().c_str(), 101, 3}};
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 std::vector<std::string> pipelineWith(bool batched) {
   std::vector<std::string> passes = defaultPipeline();
@@ -145,7 +149,8 @@ TEST_P(BatchTransfersRunTest, SecondRunChangesNothing) {
   EXPECT_FALSE(pass.run(*reparsed, context));
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, BatchTransfersRunTest, testing::ValuesIn(kCases));
+INSTANTIATE_TEST_SUITE_P(Models, BatchTransfersRunTest, testing::ValuesIn(kCases),
+                         [](const testing::TestParamInfo<Case>& info) { return info.param.name; });
 
 TEST(BatchTransfersTest, SizeLimitsFollowTheCostModel) {
   // 5 us of latency against 45.7 ps a byte across PCIe, 4.0 ps over NVLink (see the .cpp).

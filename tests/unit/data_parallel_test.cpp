@@ -291,13 +291,17 @@ struct Case {
   int gpus;
 };
 
-std::string caseName(const testing::TestParamInfo<Case>& info) {
-  std::string name =
-      fs::path(info.param.model).stem().string() + "_" + std::to_string(info.param.gpus) + "gpus";
+// The case as ctest and GoogleTest name it: "mlp_2gpus_manual".
+std::string nameOf(const Case& c) {
+  std::string name = fs::path(c.model).stem().string() + "_" + std::to_string(c.gpus) + "gpus";
   std::replace_if(
-      name.begin(), name.end(), [](char c) { return !std::isalnum(c); }, '_');
+      name.begin(), name.end(), [](char ch) { return !std::isalnum(ch); }, '_');
   return name;
 }
+
+std::string caseName(const testing::TestParamInfo<Case>& info) { return nameOf(info.param); }
+
+void PrintTo(const Case& c, std::ostream* os) { *os << nameOf(c); }
 
 std::vector<Case> cases() {
   std::vector<std::string> models;

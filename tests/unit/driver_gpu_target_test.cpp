@@ -39,7 +39,7 @@ CompileOptions mlpOn(const std::string& devices, const FakeGpus& gpus) {
 TEST(DriverGpuTargetTest, TheTargetHasEachRunGpusUsableMemoryNotItsTotal) {
   FakeGpus gpus(int64_t{1} << 30);
   std::ostringstream notes;
-  CompiledModel compiled = compileModel(mlpOn("1", gpus), notes);
+  CompiledModel compiled = compileModel(mlpOn("1", gpus), CompileFor::Run, notes);
   EXPECT_EQ(gpus.measured, std::vector<int>{1}) << "only the run's GPU is measured";
   ASSERT_EQ(compiled.devices.gpus.size(), 1u);
   EXPECT_EQ(compiled.devices.gpus[0].index, 1);
@@ -51,7 +51,7 @@ TEST(DriverGpuTargetTest, PlanMemoryRefusesAPlanThatFitsTheTotalButNotWhatIsUsab
   FakeGpus gpus(16 << 10);
   std::ostringstream notes;
   try {
-    compileModel(mlpOn("0", gpus), notes);
+    compileModel(mlpOn("0", gpus), CompileFor::Run, notes);
     ADD_FAILURE() << "the plan was accepted";
   } catch (const Error& error) {
     EXPECT_EQ(error.exitStatus(), 1);
@@ -65,11 +65,10 @@ TEST(DriverGpuTargetTest, AnArchTheRunsGpusCannotRunIsRefusedBeforeThePasses) {
   FakeGpus gpus(int64_t{1} << 30);
   CompileOptions options = mlpOn("0,1", gpus);
   options.arch = "sm_90";
-  options.archRunsHere = true;
   options.passes.printIrAfter = "all";  // a pass that ran would print its IR
   std::ostringstream notes;
   try {
-    compileModel(options, notes);
+    compileModel(options, CompileFor::Run, notes);
     ADD_FAILURE() << "sm_90 was accepted for GPUs of compute capability 8.0";
   } catch (const Error& error) {
     EXPECT_EQ(error.exitStatus(), 2);
@@ -81,10 +80,9 @@ TEST(DriverGpuTargetTest, AnArchTheRunsGpusCannotRunIsRefusedBeforeThePasses) {
   EXPECT_EQ(notes.str(), "") << "no pass ran";
   // What they can run, and `compile`, which may build for GPUs elsewhere, are let through.
   options.arch = "sm_80";
-  EXPECT_NO_THROW(compileModel(options, notes));
+  EXPECT_NO_THROW(compileModel(options, CompileFor::Run, notes));
   options.arch = "sm_90";
-  options.archRunsHere = false;
-  EXPECT_NO_THROW(compileModel(options, notes));
+  EXPECT_NO_THROW(compileModel(options, CompileFor::Emit, notes));
 }
 
 }  // namespace

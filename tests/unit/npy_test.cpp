@@ -182,7 +182,11 @@ TEST_F(NpyTest, RefusesBigEndian) {
 TEST_F(NpyTest, RefusesUnsupportedDtypes) {
   EXPECT_EQ(refusal(npyBytes("{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }",
                              std::string(16, '\0'))),
-            "unsupported dtype '<f8' (gxc reads <f4, <f2, <i4, <i8, and <V2 as bf16)");
+            "unsupported dtype '<f8' (float64, NumPy's default): gxc reads float32; save with "
+            "x.astype(np.float32)");
+  EXPECT_EQ(refusal(npyBytes("{'descr': '<i2', 'fortran_order': False, 'shape': (2,), }",
+                             std::string(4, '\0'))),
+            "unsupported dtype '<i2' (gxc reads <f4, <f2, <i4, <i8, and <V2 as bf16)");
   EXPECT_EQ(refusal(npyBytes("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (), }",
                              std::string(4, '\0'))),
             "unsupported dtype [('a', '<f4')]: structured arrays are not supported");

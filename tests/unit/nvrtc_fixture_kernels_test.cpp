@@ -75,7 +75,10 @@ TEST_P(NvrtcModelKernels, FusedModelKernelsAssembleWithPtxas) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, NvrtcModelKernels,
-                         testing::Values("transformer_block", "mlp", "losses"));
+                         testing::Values("transformer_block", "mlp", "losses"),
+                         [](const testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
 
 }  // namespace
 }  // namespace gxc

@@ -36,15 +36,19 @@ struct Case {
   int microbatches = 0;  // pipeline's M; 0: the number of GPUs
 };
 
-std::string caseName(const testing::TestParamInfo<Case>& info) {
-  std::string name =
-      fs::path(info.param.model).stem().string() + "_" + std::to_string(info.param.gpus) + "gpus" +
-      (info.param.spread ? "_spread" : "") + "_" + info.param.placement +
-      (info.param.microbatches ? "_m" + std::to_string(info.param.microbatches) : "");
+// The case as ctest and GoogleTest name it: "mlp_2gpus_manual".
+std::string nameOf(const Case& c) {
+  std::string name = fs::path(c.model).stem().string() + "_" + std::to_string(c.gpus) + "gpus" +
+                     (c.spread ? "_spread" : "") + "_" + c.placement +
+                     (c.microbatches ? "_m" + std::to_string(c.microbatches) : "");
   std::replace_if(
-      name.begin(), name.end(), [](char c) { return !std::isalnum(c); }, '_');
+      name.begin(), name.end(), [](char ch) { return !std::isalnum(ch); }, '_');
   return name;
 }
+
+std::string caseName(const testing::TestParamInfo<Case>& info) { return nameOf(info.param); }
+
+void PrintTo(const Case& c, std::ostream* os) { *os << nameOf(c); }
 
 // Models small enough to run here (very_big_module's weights are 16 GB).
 std::vector<std::string> runnableModels() {

@@ -140,19 +140,35 @@ TEST_F(SafetensorsTest, RefusesMissingFile) {
 }
 
 TEST_F(SafetensorsTest, RefusesFileTooShortForHeaderLength) {
-  EXPECT_EQ(refusalOf("{}"), "not a safetensors file: 2 bytes, too short for the header length");
+  EXPECT_EQ(refusalOf("{}"), "not a safetensors file (2 bytes, too short for the header length)");
 }
 
-TEST_F(SafetensorsTest, RefusesHeaderLengthPastEndOfFile) {
+// The 8-byte length and the '{' after it are what a safetensors file starts with; anything
+// else is some other file, and is named so, not reported as a broken header.
+TEST_F(SafetensorsTest, RefusesFilesThatAreNotSafetensors) {
+  std::string lengthPastEnd = "abcdefgh, some text";
+  EXPECT_EQ(refusalOf(lengthPastEnd),
+            "not a safetensors file (its first 8 bytes give a header length of "
+            "7523094288207667809, past the end of its 19 bytes)");
+  EXPECT_EQ(refusalOf(std::string("\x02\0\0\0\0\0\0\0[]", 10)),
+            "not a safetensors file (its header does not start with '{')");
+  EXPECT_EQ(refusalOf(std::string(8, '\0') + "xyz"),
+            "not a safetensors file (its header does not start with '{')");
   EXPECT_EQ(refusalOf(std::string("\x93NUMPY\x01\x00v\x00{'descr': '<f4'}", 26)),
-            "header length 379676406402707 past end of file (file has 26 bytes)");
+            "not a safetensors file (it is a NumPy .npy file; save weights with "
+            "safetensors.numpy.save_file)");
+  EXPECT_EQ(refusalOf("PK\x03\x04" + std::string(4, '\0') + "archive/data.pkl"),
+            "not a safetensors file (it is a zip archive, as torch.save writes; save the "
+            "state_dict with safetensors.torch.save_file)");
 }
 
 TEST_F(SafetensorsTest, RefusesMalformedHeaderJson) {
   EXPECT_EQ(refusal(R"({"w": {"dtype": "F32",)"),
             "malformed header JSON: parse error at line 1, column 23: syntax error while parsing "
             "object key - unexpected end of input; expected string literal");
-  EXPECT_EQ(refusal("[1, 2]"), "malformed header JSON: not an object");
+  EXPECT_EQ(refusal("{} []"),
+            "malformed header JSON: parse error at line 1, column 4: syntax error while parsing "
+            "value - unexpected '['; expected end of input");
   EXPECT_EQ(refusal(R"({"__metadata__": {"format": 1}})"),
             "malformed header: __metadata__ must map strings to strings");
   EXPECT_EQ(

@@ -26,6 +26,13 @@ struct Case {
   int splitLayers;       // layers that must come out split
 };
 
+// The case as ctest and GoogleTest name it: the model's file name.
+std::string caseName(const Case& c) {
+  return c.model.find("mlp") != std::string::npos ? "mlp" : "vbm_small";
+}
+
+void PrintTo(const Case& c, std::ostream* os) { *os << caseName(c); }
+
 class SplitLayersTest : public testing::TestWithParam<Case> {};
 
 TEST_P(SplitLayersTest, SplitModelsGiveTheHostsNumbers) {
@@ -70,10 +77,7 @@ INSTANTIATE_TEST_SUITE_P(
     Models, SplitLayersTest,
     testing::Values(Case{"models/very_big_module_small.yaml", int64_t{600} << 10, 2},
                     Case{"tests/lit/cli/Inputs/split-mlp.yaml", int64_t{1000} << 10, 2}),
-    [](const testing::TestParamInfo<Case>& info) {
-      return info.param.model.find("mlp") != std::string::npos ? std::string("mlp")
-                                                               : std::string("vbm_small");
-    });
+    [](const testing::TestParamInfo<Case>& info) { return caseName(info.param); });
 
 }  // namespace
 }  // namespace gxc

@@ -1,17 +1,20 @@
 #include "tools/driver/compile_session.h"
 
+#include <fmt/format.h>
+
 #include "codegen/gpu_arch.h"
 #include "passes/pipeline.h"
 
 namespace gxc {
 
-CompiledModel compileModel(const CompileOptions& options, std::ostream& notes) {
+CompiledModel compileModel(const CompileOptions& options, CompileFor purpose, std::ostream& notes) {
   CompiledModel compiled;
   if (!options.simGpus.empty()) compiled.sim = parseSimGpusOption(options.simGpus);
-  compiled.devices = resolveRunDevices(options.devices, compiled.sim, notes,
+  compiled.devices = resolveRunDevices(options.devices, compiled.sim,
                                        options.gpus ? *options.gpus : GpuProbe());
-  // Before any pass: a run whose kernels its GPUs could not load is refused at once.
-  if (options.archRunsHere && !options.arch.empty())
+  // Before any pass: a run whose kernels its GPUs could not load is refused at once (`compile
+  // --emit ptx` may build for GPUs elsewhere).
+  if (purpose == CompileFor::Run && !options.arch.empty())
     checkArchRunsOnGpus(parseGpuArch(options.arch), compiled.devices.gpus);
   // A real GPU's memory is what gxc may allocate there (usableGpuMemory), the same number
   // the cuda platform's allocators get from this Target.
@@ -30,6 +33,7 @@ CompiledModel compileModel(const CompileOptions& options, std::ostream& notes) {
   context.placement = options.placement;
   context.microbatches = options.microbatches;
   context.note = [&notes](const std::string& text) { notes << "gxc: note: " << text << "\n"; };
+  context.hostFallbackNoted = compiled.devices.noGpuFound;
   if (options.explain)
     context.explain = [&notes](const std::string& line) {
       notes << "gxc: explain: " << line << "\n";
@@ -37,6 +41,11 @@ CompiledModel compileModel(const CompileOptions& options, std::ostream& notes) {
   ModelOptions modelOptions;
   modelOptions.weightsPath = options.weightsPath;
   compiled.graph = loadModel(options.modelPath, modelOptions);
+  // One note, the only one about devices (context.hostFallbackNoted): whatever the model
+  // places on cuda runs on the host too, so assign-devices need not repeat it.
+  if (compiled.devices.noGpuFound)
+    context.emitNote(fmt::format("no GPU found; {} the host (--devices cpu)",
+                                 purpose == CompileFor::Run ? "running on" : "compiling for"));
   PassManagerOptions passOptions = options.passes;
   if (!passOptions.irStream) passOptions.irStream = &notes;  // IR dumps and timings: stderr
   PassManager manager(passOptions);

@@ -23,9 +23,6 @@ struct CompileOptions {
   bool explain = false;              // --explain: each layer's device and why, on stderr
   std::string weightsPath;
   std::string arch;  // --arch sm_XX as given; empty: the device's, or sm_90
-  // `run`: --arch must be one every real GPU of the run can run (checked before the passes);
-  // `compile --emit ptx` may build for GPUs elsewhere.
-  bool archRunsHere = false;
   PassManagerOptions passes;       // --print-ir-after, --dump-ir, --time-passes
   const GpuProbe* gpus = nullptr;  // tests: fake real GPUs; null: this machine's
 };
@@ -37,6 +34,12 @@ struct CompiledModel {
   Target target;       // the devices as the passes planned for them, and the platform runs on
 };
 
-CompiledModel compileModel(const CompileOptions& options, std::ostream& notes);
+// What the compiled model is for: `gxc run` runs it, `gxc compile` only writes it out; the
+// note of a run that found no GPU says which ("running on" or "compiling for" the host).
+enum class CompileFor { Run, Emit };
+
+// Resolves the devices (usage errors first), loads the model, then says in one note, only
+// once the model has been read, where a run that found no GPU goes; then the passes.
+CompiledModel compileModel(const CompileOptions& options, CompileFor purpose, std::ostream& notes);
 
 }  // namespace gxc

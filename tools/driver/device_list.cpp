@@ -58,15 +58,13 @@ namespace {
 
 // Without --sim-gpus: the GPUs CUDA finds. Only here is the driver loaded (enumerateGpus),
 // and only when the run could use a GPU, so `--devices cpu` never touches CUDA.
-DeviceList resolveRealDevices(const std::string& devicesText, std::ostream& notes,
-                              const GpuProbe& probe) {
+DeviceList resolveRealDevices(const std::string& devicesText, const GpuProbe& probe) {
   if (devicesText == "cpu") return {};
   DeviceList requested;
   if (!devicesText.empty()) requested = parseDevicesOption(devicesText);
-  if (!builtWithCuda() && requested.hostOnly()) {
-    notes << "gxc: note: no GPU found; running on the host (--devices cpu)\n";
-    return {};
-  }
+  DeviceList host;
+  host.noGpuFound = true;
+  if (!builtWithCuda() && requested.hostOnly()) return host;
   if (!builtWithCuda())
     usageError(
         "--devices {}: this gxc was built without CUDA; use --sim-gpus N for virtual GPUs, or "
@@ -75,10 +73,7 @@ DeviceList resolveRealDevices(const std::string& devicesText, std::ostream& note
   const GpuEnumeration& found = probe.enumerate();
   int count = static_cast<int>(found.gpus.size());
   if (devicesText.empty()) {
-    if (count == 0) {
-      notes << "gxc: note: no GPU found; running on the host (--devices cpu)\n";
-      return {};
-    }
+    if (count == 0) return host;
     for (int i = 0; i < count; ++i) requested.gpuIds.push_back(i);
   }
   for (int id : requested.gpuIds) {
@@ -101,8 +96,8 @@ DeviceList resolveRealDevices(const std::string& devicesText, std::ostream& note
 }  // namespace
 
 DeviceList resolveRunDevices(const std::string& devicesText, const SimGpusOption& sim,
-                             std::ostream& notes, const GpuProbe& probe) {
-  if (!sim.enabled()) return resolveRealDevices(devicesText, notes, probe);
+                             const GpuProbe& probe) {
+  if (!sim.enabled()) return resolveRealDevices(devicesText, probe);
   if (devicesText.empty()) {
     DeviceList all;
     for (int i = 0; i < sim.count; ++i) all.gpuIds.push_back(i);

@@ -4,7 +4,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <ostream>
 #include <string>
 #include <vector>
 
@@ -19,6 +18,8 @@ struct DeviceList {
   // allocate there (usableGpuMemory), measured once, here: the Target's memory for cuda:i.
   std::vector<GpuDeviceInfo> gpus;
   std::vector<int64_t> gpuMemoryBytes;
+  // No --devices and no GPU found: the host by default, which the driver says in a note.
+  bool noGpuFound = false;
 
   bool hostOnly() const { return gpuIds.empty(); }
   // The run's devices as the passes see them: {cpu} or {cuda:0, ..., cuda:N-1}.
@@ -46,9 +47,9 @@ struct GpuProbe {
 
 // The run's devices from --devices and --sim-gpus together: with virtual GPUs, the default is
 // all of them and every index must name one; without, the real GPUs CUDA enumerates (see
-// runtime/cuda/gpu_devices.h): the default is all of them, or the host with a note on `notes`
-// where there is none, and an index that names no GPU is a usage error.
+// runtime/cuda/gpu_devices.h): the default is all of them, or the host where there is none
+// (noGpuFound, for the caller's note), and an index that names no GPU is a usage error.
 DeviceList resolveRunDevices(const std::string& devicesText, const SimGpusOption& sim,
-                             std::ostream& notes, const GpuProbe& probe = GpuProbe());
+                             const GpuProbe& probe = GpuProbe());
 
 }  // namespace gxc

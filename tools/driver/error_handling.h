@@ -4,6 +4,7 @@
 #include <exception>
 #include <functional>
 #include <ostream>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
@@ -11,25 +12,28 @@
 
 namespace gxc {
 
-inline int reportErrors(std::ostream& out, std::ostream& err, const std::function<int()>& body) {
+// Runs `body` and returns its exit status, or prints what it threw as one line on `err`,
+// "PROGRAM: error: ..." where no file is to blame, and returns the status of cli.md.
+inline int reportErrors(std::string_view program, std::ostream& err,
+                        const std::function<int()>& body) {
   try {
     return body();
   } catch (const CLI::CallForHelp& e) {
     return 0;  // the caller printed the help
   } catch (const CLI::ParseError& e) {
-    err << "gxc: error: " << e.what() << "\n";
+    err << program << ": error: " << e.what() << "\n";
     return static_cast<int>(ErrorKind::Usage);
   } catch (const Error& e) {
-    err << formatError(e) << "\n";
+    err << formatError(e, program) << "\n";
     return e.exitStatus();
   } catch (const InternalError& e) {
-    err << "gxc: " << e.what() << "\n";
+    err << program << ": " << e.what() << "\n";
     return static_cast<int>(ErrorKind::Runtime);
   } catch (const std::bad_alloc&) {
-    err << "gxc: error: out of host memory\n";
+    err << program << ": error: out of host memory\n";
     return static_cast<int>(ErrorKind::Runtime);
   } catch (const std::exception& e) {
-    err << "gxc: internal error: " << e.what() << " (this is a gxc bug)\n";
+    err << program << ": internal error: " << e.what() << " (this is a gxc bug)\n";
     return static_cast<int>(ErrorKind::Runtime);
   }
 }

@@ -14,6 +14,8 @@
 #include "tools/driver/error_handling.h"
 #include "tools/driver/gpu_code.h"
 #include "tools/driver/run_command.h"
+#include "tools/driver/terminal_progress.h"
+#include "tools/driver/version.h"
 
 namespace gxc {
 namespace {
@@ -55,7 +57,7 @@ int compileCommand(const CompileOptions& options, const std::string& emit,
   std::optional<GpuArch> arch = parseArchOption(options.arch);
   if (arch && !gpuCode)
     usageError("--arch {}: only --emit cuda and --emit ptx generate GPU code", options.arch);
-  CompiledModel compiled = compileModel(options, err);
+  CompiledModel compiled = compileModel(options, CompileFor::Emit, err);
   std::string text;
   if (gpuCode)
     text = emitGpuCode(*compiled.graph, emit, arch.value_or(defaultGpuArch()));
@@ -73,6 +75,9 @@ int compileCommand(const CompileOptions& options, const std::string& emit,
 }
 
 int devicesCommand(const std::string& simGpus, std::ostream& out) {
+  // Checked before anything is printed: a bad option is one error line, not half a table.
+  SimGpusOption sim;
+  if (!simGpus.empty()) sim = parseSimGpusOption(simGpus);
   long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
   double gib = static_cast<double>(pages) * static_cast<double>(pageSize) / (1ull << 30);
   // `usable`: what a run may allocate there (a real GPU: free once gxc's context exists, less
@@ -80,8 +85,7 @@ int devicesCommand(const std::string& simGpus, std::ostream& out) {
   std::string row = "{:<6} {:<24} {:>12} {:<18} {:>12}\n";
   out << fmt::format(fmt::runtime(row), "index", "name", "memory", "compute capability", "usable");
   out << fmt::format(fmt::runtime(row), "cpu", "host", fmt::format("{:.1f} GiB", gib), "-", "-");
-  if (!simGpus.empty()) {
-    SimGpusOption sim = parseSimGpusOption(simGpus);
+  if (sim.enabled()) {
     for (int i = 0; i < sim.count; ++i)
       out << fmt::format(fmt::runtime(row), i, "sim H100 SXM", formatBytes(sim.memoryBytes), "9.0",
                          formatBytes(sim.memoryBytes));
@@ -107,9 +111,15 @@ void checkMicrobatchesOption(const std::string& placement, int microbatches) {
   if (microbatches < 1) usageError("--microbatches {}: expected at least 1", microbatches);
 }
 
-int gxcMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
-  return reportErrors(out, err, [&]() -> int {
+int gxcMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
+            bool errIsTerminal) {
+  return reportErrors("gxc", err, [&]() -> int {
+    // Destroyed (its line cleared) before an error is printed.
+    TerminalProgress progress(err, errIsTerminal, errIsTerminal ? stderrColumns() : 80);
+    progress.startRedrawThread();
+    ScopedProgressSink installed(&progress);
     CLI::App app("gxc: compiles a model graph for a set of devices and runs it", "gxc");
+    app.set_version_flag("--version", "gxc " + versionString(), "print gxc's version and exit");
     app.require_subcommand(1);
     RunOptions run;
     CLI::App* runCommand = app.add_subcommand("run", "compile, then execute");
@@ -136,6 +146,9 @@ int gxcMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       app.parse(argc, argv);
     } catch (const CLI::CallForHelp&) {
       out << app.help();
+      return 0;
+    } catch (const CLI::CallForVersion& version) {
+      out << version.what() << "\n";
       return 0;
     }
     if (runCommand->parsed()) {

@@ -10,7 +10,10 @@ namespace gxc {
 // A usage error (status 2) unless --microbatches M goes with --placement pipeline, M >= 1.
 void checkMicrobatchesOption(const std::string& placement, int microbatches);
 
-int gxcMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
+// `errIsTerminal`: `err` is a terminal, where long work shows its progress (nothing is
+// drawn otherwise).
+int gxcMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
+            bool errIsTerminal = false);
 int gxcOptMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
 
 }  // namespace gxc

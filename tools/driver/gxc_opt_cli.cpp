@@ -12,12 +12,31 @@
 #include "tools/driver/device_list.h"
 #include "tools/driver/error_handling.h"
 #include "tools/driver/gxc_cli.h"
+#include "tools/driver/version.h"
 
 namespace gxc {
+namespace {
+
+// The verifier names the op a problem is about ("op %c: ..."): it is reported at the line
+// and column where the text defines %c; a problem of the whole graph, at the file.
+SourceLoc problemPosition(const std::string& problem, const std::string& fileName,
+                          const TextPositions& positions) {
+  constexpr std::string_view kOpPrefix = "op %";
+  if (problem.starts_with(kOpPrefix)) {
+    size_t end = problem.find(": ");
+    auto found = positions.find(problem.substr(kOpPrefix.size(), end - kOpPrefix.size()));
+    if (end != std::string::npos && found != positions.end()) return found->second;
+  }
+  return {fileName, 0, 0};
+}
+
+}  // namespace
 
 int gxcOptMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
-  return reportErrors(out, err, [&]() -> int {
+  return reportErrors("gxc-opt", err, [&]() -> int {
     CLI::App app("gxc-opt: textual IR in, passes, textual IR out", "gxc-opt");
+    app.set_version_flag("--version", "gxc-opt " + versionString(),
+                         "print gxc-opt's version and exit");
     std::string path, passList, devices = "cpu", deviceMemory;
     bool strict = false;
     app.add_option("file", path, "a .gxir file, or - for stdin")->required();
@@ -43,6 +62,9 @@ int gxcOptMain(int argc, const char* const* argv, std::ostream& out, std::ostrea
     } catch (const CLI::CallForHelp&) {
       out << app.help();
       return 0;
+    } catch (const CLI::CallForVersion& version) {
+      out << version.what() << "\n";
+      return 0;
     }
     if (microbatchesOption->count() > 0) checkMicrobatchesOption(placement, microbatches);
     // Check every pass name before reading anything: a typo is a usage error, status 2.
@@ -67,16 +89,19 @@ int gxcOptMain(int argc, const char* const* argv, std::ostream& out, std::ostrea
     }
     context.note = [&err](const std::string& text) { err << "gxc-opt: note: " << text << "\n"; };
     std::unique_ptr<Graph> graph;
+    TextPositions positions;
+    std::string fileName = path == "-" ? "<stdin>" : path;
     if (path == "-") {
       std::string text((std::istreambuf_iterator<char>(std::cin)),
                        std::istreambuf_iterator<char>());
-      graph = parseGraph(text, "<stdin>");
+      graph = parseGraph(text, fileName, &positions);
     } else {
-      graph = parseGraphFile(path);
+      graph = parseGraphFile(path, &positions);
     }
     std::vector<std::string> problems = verifyGraph(*graph);
     if (!problems.empty())
-      throw Error(ErrorKind::Model, {path, 0, 0}, "invalid IR: " + problems.front());
+      throw Error(ErrorKind::Model, problemPosition(problems.front(), fileName, positions),
+                  "invalid IR: " + problems.front());
     PassManager manager;
     for (const std::string& pass : passes) manager.add(pass);
     manager.run(*graph, context);

@@ -4,17 +4,20 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "ir/progress.h"
 #include "runtime/cuda/cuda_platform.h"
 #include "runtime/host/host_executor.h"
 #include "runtime/param_init.h"
 #include "runtime/sim/sim_executor.h"
 #include "tensor/npy.h"
 #include "tools/driver/gpu_code.h"
+#include "tools/driver/host_estimate.h"
 #include "tools/driver/run_summary.h"
 #include "tools/driver/tensor_format.h"
 
@@ -85,6 +88,44 @@ void stageText(const std::string& path, const std::string& text, const char* opt
   staged.emplace_back(tmp, path);
 }
 
+// --output names a directory, made if it does not exist: a file there, or where one of its
+// parents should be, is a mistake on the command line, found before anything runs.
+void checkOutputDirOption(const std::string& dir) {
+  std::error_code ec;
+  for (std::filesystem::path path = dir; !path.empty(); path = path.parent_path()) {
+    std::filesystem::file_status status = std::filesystem::status(path, ec);
+    if (!std::filesystem::exists(status)) {
+      if (path == path.parent_path()) break;
+      continue;
+    }
+    if (std::filesystem::is_directory(status)) return;
+    if (path == std::filesystem::path(dir))
+      usageError(
+          "--output {}: this is a file, not a directory (--output DIR writes every "
+          "output as DIR/NAME.npy)",
+          dir);
+    usageError("--output {}: {} is a file, so no directory can be made there", dir, path.string());
+  }
+}
+
+// The --iterations loop, counted on screen: `while (timed.more())` runs the body N times.
+class TimedIterations {
+ public:
+  explicit TimedIterations(int iterations) : left_(iterations) {
+    if (iterations > 0) task_.emplace("timed iterations", iterations);
+  }
+  bool more() {
+    if (started_ && task_) task_->advance();
+    started_ = true;
+    return left_-- > 0;
+  }
+
+ private:
+  int left_;
+  bool started_ = false;
+  std::optional<ProgressTask> task_;
+};
+
 struct PlatformRun {
   std::map<std::string, Tensor> outputs;
   RunSummary summary;
@@ -97,8 +138,14 @@ PlatformRun runOnHost(const Graph& graph, const std::map<std::string, Tensor>& i
   HostExecutor executor(graph, HostKernels::Cpu);
   HostRunStats stats;
   PlatformRun run;
-  run.outputs = executor.run(inputs, &stats);
-  for (int i = 0; i < iterations; ++i) {  // the run above was the warm-up
+  {
+    // Long work is announced with the cost model's estimate, and its time counted on screen.
+    std::optional<std::string> announcement = hostRunAnnouncement(estimateHostRun(graph));
+    if (announcement) announceProgress("gxc: " + *announcement);
+    ProgressTask running("running on the host", 0);
+    run.outputs = executor.run(inputs, &stats);
+  }
+  for (TimedIterations timed(iterations); timed.more();) {  // the run above was the warm-up
     run.outputs = executor.run(inputs, &stats);
     run.summary.iterationMs.push_back(stats.milliseconds);
   }
@@ -125,7 +172,7 @@ PlatformRun runOnSim(const CompiledModel& compiled, const std::map<std::string, 
   SimRunReport report;
   PlatformRun run;
   run.outputs = executor.run(inputs, &report);
-  for (int i = 0; i < iterations; ++i) {
+  for (TimedIterations timed(iterations); timed.more();) {
     run.outputs = executor.run(inputs, &report);
     run.summary.iterationMs.push_back(report.totalMs);
   }
@@ -181,9 +228,8 @@ PlatformRun runOnCuda(const CompiledModel& compiled, const std::map<std::string,
 
 int runModel(const RunOptions& options, std::ostream& out, std::ostream& err) {
   std::optional<GpuArch> arch = parseArchOption(options.compile.arch);
-  CompileOptions compile = options.compile;
-  compile.archRunsHere = true;
-  CompiledModel compiled = compileModel(compile, err);
+  if (!options.outputDir.empty()) checkOutputDirOption(options.outputDir);
+  CompiledModel compiled = compileModel(options.compile, CompileFor::Run, err);
   const Graph& graph = *compiled.graph;
   bool realGpus = !compiled.devices.hostOnly() && !compiled.sim.enabled();
   if (arch && !realGpus)
