@@ -32,6 +32,14 @@ StepKind stepKindOf(const Op& op) {
   }
 }
 
+int64_t viewByteOffset(const Op& view) {
+  GXC_CHECK(stepKindOf(view) == StepKind::View, "'{}' is not a view", view.layerName());
+  if (view.kind != OpKind::Slice) return 0;
+  const TensorType& input = view.operands[0]->type;
+  int64_t rows = std::max<int64_t>(1, input.shape.at(0));
+  return view.attrs.getInt("start", 0) * (input.bytes() / rows);
+}
+
 KernelSteps::KernelSteps(const Graph& graph) {
   const auto& ops = graph.ops();
   std::set<std::string> kernelNames;

@@ -19,6 +19,8 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/kernel_steps.h"
+#include "runtime/memory_plan.h"
 
 namespace gxc {
 
@@ -48,6 +50,15 @@ struct Schedule {
 };
 
 Schedule readSchedule(const Graph& graph);
+
+// Checks that the schedule orders every access of the arenas' bytes as program order does,
+// through stream order and events: each read of an activation after the write of the value
+// that holds those bytes, and each write after every earlier read and write of its bytes (the
+// bytes' previous tenants, plan-memory's reuse). A step accesses its bytes when its root runs.
+// An access left unordered is a race the streams could lose, and a gxc bug (assign-streams
+// orders them): GXC_CHECK names both ops and the bytes.
+void checkArenaReuseOrdered(const Schedule& schedule, const MemoryPlan& plan,
+                            const KernelSteps& steps);
 
 // Whether GXC_LAUNCH_BLOCKING=1 is set in the environment: the platforms that run streams
 // then complete every op before issuing the next (as CUDA_LAUNCH_BLOCKING=1 does).

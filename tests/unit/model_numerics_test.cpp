@@ -20,6 +20,7 @@
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
 #include "runtime/host/host_executor.h"
+#include "runtime/reference/reference_executor.h"
 #include "tensor/npy.h"
 #include "tensor/safetensors.h"
 
@@ -115,8 +116,7 @@ class ModelNumericsTest : public testing::TestWithParam<std::string> {
     fs::remove(patternWeightsPath(), ignored);
   }
 
-  void expectMatchesNumPy(HostKernels kernels, const char* kernelName) {
-    std::map<std::string, Tensor> outputs = HostExecutor(*graph_, kernels).run(inputs_);
+  void expectMatchesNumPy(const std::map<std::string, Tensor>& outputs, const char* kernelName) {
     ASSERT_EQ(outputs.size(), graph_->outputs().size());
     for (const GraphOutput& output : graph_->outputs()) {
       std::string file = fixtureDir(GetParam()) + "/expected/" + output.name + ".npy";
@@ -153,17 +153,18 @@ TEST_P(ModelNumericsTest, ExpectedFilesMatchTheOutputs) {
 }
 
 TEST_P(ModelNumericsTest, ReferenceKernelsMatchNumPy) {
-  expectMatchesNumPy(HostKernels::Reference, "reference");
+  expectMatchesNumPy(ReferenceExecutor(*graph_).run(inputs_), "reference");
 }
 
-TEST_P(ModelNumericsTest, CpuKernelsMatchNumPy) { expectMatchesNumPy(HostKernels::Cpu, "cpu"); }
+TEST_P(ModelNumericsTest, CpuKernelsMatchNumPy) {
+  expectMatchesNumPy(HostExecutor(*graph_).run(inputs_), "cpu");
+}
 
 TEST_P(ModelNumericsTest, ReferenceAndCpuAgree) {
   // They differ only in the GEMMs (double accumulation in the reference, OpenBLAS's float
   // accumulation on cpu), so what NumPy allows each, they allow each other.
-  std::map<std::string, Tensor> reference =
-      HostExecutor(*graph_, HostKernels::Reference).run(inputs_);
-  std::map<std::string, Tensor> cpu = HostExecutor(*graph_, HostKernels::Cpu).run(inputs_);
+  std::map<std::string, Tensor> reference = ReferenceExecutor(*graph_).run(inputs_);
+  std::map<std::string, Tensor> cpu = HostExecutor(*graph_).run(inputs_);
   for (const GraphOutput& output : graph_->outputs())
     expectClose(cpu.at(output.name), reference.at(output.name), "output " + output.name);
 }

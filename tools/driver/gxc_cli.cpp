@@ -13,6 +13,7 @@
 #include "target/byte_size.h"
 #include "tools/driver/error_handling.h"
 #include "tools/driver/gpu_code.h"
+#include "tools/driver/plan_printer.h"
 #include "tools/driver/run_command.h"
 
 namespace gxc {
@@ -47,11 +48,8 @@ void addCompileOptions(CLI::App& command, CompileOptions& options) {
 int compileCommand(const CompileOptions& options, const std::string& emit,
                    const std::string& outPath, std::ostream& out, std::ostream& err) {
   bool gpuCode = emit == "cuda" || emit == "ptx";
-  if (emit != "ir" && emit != "dot" && !gpuCode) {
-    if (emit == "plan")
-      usageError("--emit plan: not built yet; this gxc can emit ir, dot, cuda and ptx");
+  if (emit != "ir" && emit != "dot" && emit != "plan" && !gpuCode)
     usageError("--emit {}: expected ir, dot, cuda, ptx or plan", emit);
-  }
   std::optional<GpuArch> arch = parseArchOption(options.arch);
   if (arch && !gpuCode)
     usageError("--arch {}: only --emit cuda and --emit ptx generate GPU code", options.arch);
@@ -59,6 +57,8 @@ int compileCommand(const CompileOptions& options, const std::string& emit,
   std::string text;
   if (gpuCode)
     text = emitGpuCode(*compiled.graph, emit, arch.value_or(defaultGpuArch()));
+  else if (emit == "plan")
+    text = printExecutablePlan(*compiled.graph);
   else
     text = emit == "dot" ? printDot(*compiled.graph) : printGraph(*compiled.graph);
   if (outPath.empty()) {
