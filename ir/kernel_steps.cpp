@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_set>
 
 #include "ir/diagnostic.h"
 
@@ -52,16 +53,16 @@ KernelSteps::KernelSteps(const Graph& graph) {
     step.ops.assign(ops.begin() + static_cast<std::ptrdiff_t>(i),
                     ops.begin() + static_cast<std::ptrdiff_t>(end));
     step.kind = stepKindOf(*step.first());
+    // Sets, not searches of the lists: a kernel may have 100,000 members.
+    std::unordered_set<const Op*> members(step.ops.begin(), step.ops.end());
+    std::unordered_set<const Value*> inputs;
     for (const Op* op : step.ops) {
       GXC_CHECK(op->device() == step.first()->device(),
                 "kernel {}: member '{}' is on {}, not on {} with the others", step.kernelAttr,
                 op->layerName(), op->device().str(), step.first()->device().str());
       for (const Value* operand : op->operands) {
-        bool internal = operand->producer && std::find(step.ops.begin(), step.ops.end(),
-                                                       operand->producer) != step.ops.end();
-        if (!internal &&
-            std::find(step.inputs.begin(), step.inputs.end(), operand) == step.inputs.end())
-          step.inputs.push_back(operand);
+        bool internal = operand->producer && members.count(operand->producer);
+        if (!internal && inputs.insert(operand).second) step.inputs.push_back(operand);
       }
     }
     GXC_CHECK(step.kernelAttr.empty() || kernelNames.insert(step.kernelAttr).second,

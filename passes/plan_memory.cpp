@@ -51,7 +51,7 @@ struct Liveness {
   std::vector<std::vector<const Op*>> accessors;
 };
 
-Liveness liveness(const Graph& graph) {
+Liveness liveness(const Graph& graph, const KernelSteps& steps) {
   const auto end = static_cast<int64_t>(graph.ops().size());  // the step after the last op
   std::unordered_set<const Value*> internal = kernelInternalValues(graph);
   std::unordered_map<const Value*, int64_t> kernelStart;
@@ -102,7 +102,6 @@ Liveness liveness(const Graph& graph) {
   for (const GraphOutput& output : graph.outputs())
     live.buffers[bufferOf.at(output.value)].lastStep = end;
   // A step reads its inputs when its root runs; a view reads nothing itself.
-  KernelSteps steps(graph);
   for (const KernelStep& step : steps.steps()) {
     if (step.kind == StepKind::Param || step.kind == StepKind::View) continue;
     for (const Value* input : step.inputs) {
@@ -212,14 +211,15 @@ void refuseWhatDoesNotFit(const std::vector<DevicePlan>& plans, const PassContex
 }  // namespace
 
 std::vector<DevicePlan> planMemory(const Graph& graph) {
-  Liveness live = liveness(graph);
+  KernelSteps steps(graph);
+  Liveness live = liveness(graph, steps);
   // Devices in order: cpu, then cuda:0, cuda:1, ...
   std::map<std::pair<int, int>, std::vector<size_t>> membersByDevice;
   for (size_t i = 0; i < live.buffers.size(); ++i) {
     const Device& device = live.buffers[i].value->type.device;
     membersByDevice[{static_cast<int>(device.kind), device.index}].push_back(i);
   }
-  StreamOrder order(graph);
+  StreamOrder order(graph, steps);
   std::vector<DevicePlan> plans;
   for (const auto& [key, members] : membersByDevice)
     plans.push_back(

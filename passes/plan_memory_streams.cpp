@@ -2,12 +2,12 @@
 
 #include <algorithm>
 
-#include "ir/kernel_steps.h"
 #include "passes/assign_streams.h"
 
 namespace gxc {
 
-StreamOrder::StreamOrder(const Graph& graph) : end_(static_cast<int64_t>(graph.ops().size())) {
+StreamOrder::StreamOrder(const Graph& graph, const KernelSteps& steps)
+    : end_(static_cast<int64_t>(graph.ops().size())) {
   for (const Op* op : graph.ops()) {
     if (op->kind == OpKind::Param) continue;
     std::string stream = gxc::streamOf(*op);
@@ -17,8 +17,7 @@ StreamOrder::StreamOrder(const Graph& graph) : end_(static_cast<int64_t>(graph.o
   starts_.resize(count);
   // What each stream's next op is ordered after, and each op's clock once it is done.
   std::vector<std::vector<int64_t>> streamClock(count, std::vector<int64_t>(count, 0));
-  std::map<const Op*, std::vector<int64_t>> doneClock;
-  KernelSteps steps(graph);
+  std::unordered_map<const Op*, std::vector<int64_t>> doneClock;
   for (size_t i = 0; i < graph.ops().size(); ++i) {
     const Op* op = graph.ops()[i];
     if (op->kind == OpKind::Param) continue;

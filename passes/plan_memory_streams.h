@@ -13,15 +13,17 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/kernel_steps.h"
 
 namespace gxc {
 
 class StreamOrder {
  public:
-  explicit StreamOrder(const Graph& graph);
+  StreamOrder(const Graph& graph, const KernelSteps& steps);
 
   // The stream `op` runs on.
   const std::string& streamOf(const Op* op) const;
@@ -42,7 +44,7 @@ class StreamOrder {
 
   std::vector<std::string> streams_;
   std::map<std::string, size_t> streamIndex_;
-  std::map<const Op*, Placed> placed_;
+  std::unordered_map<const Op*, Placed> placed_;
   std::vector<std::vector<Start>> starts_;  // by stream, in order
   int64_t end_ = 0;
 };

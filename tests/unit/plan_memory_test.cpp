@@ -116,7 +116,9 @@ TEST(PlanMemoryTest, RandomGraphsNeverOverlapLiveBuffersAndPeakIsBounded) {
         EXPECT_EQ(buffer.lastStep, live[buffer.value].last) << buffer.value->name;
         if (buffer.resident) {
           resident += buffer.rounded;
-          if (buffer.value->producer) EXPECT_FALSE(buffer.value->producer->attrs.has("offset"));
+          if (buffer.value->producer) {
+            EXPECT_FALSE(buffer.value->producer->attrs.has("offset"));
+          }
           continue;
         }
         EXPECT_EQ(buffer.offset % 512, 0);
@@ -139,11 +141,12 @@ TEST(PlanMemoryTest, RandomGraphsNeverOverlapLiveBuffersAndPeakIsBounded) {
       for (const PlannedView& view : plan.views) {
         EXPECT_EQ(view.base, baseOf(view.value));
         const Op& op = *view.value->producer;
-        if (isResident(view.base))
+        if (isResident(view.base)) {
           EXPECT_FALSE(op.attrs.has("offset")) << view.value->name;
-        else
+        } else {
           EXPECT_EQ(op.attrs.getInt("offset", -1), view.base->producer->attrs.getInt("offset", -2))
               << view.value->name;
+        }
       }
       int64_t mostLive = 0;
       for (int64_t step = 0; step <= static_cast<int64_t>(graph->ops().size()); ++step) {
