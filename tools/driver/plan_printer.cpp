@@ -20,7 +20,7 @@ std::string bytesText(int64_t bytes) {
 // Where a value's bytes are: "arena cuda:0 offset 512, 2048 bytes", "param, 4096 bytes".
 std::string whereText(const MemoryPlan& plan, const Value* value) {
   const Placement& placement = plan.placementOf(value);
-  std::string inBase = placement.offset == 0 || !placement.base || placement.base == value
+  std::string inBase = !placement.base || placement.base == value
                            ? ""
                            : fmt::format(" %{} offset {}", placement.base->name, placement.offset);
   switch (placement.storage) {
@@ -55,8 +55,8 @@ std::string workText(const KernelStep& step, const std::map<const Op*, std::stri
       if (step.ops.size() == 1) return text;
       std::vector<std::string> epilogue;
       for (size_t i = 1; i < step.ops.size(); ++i) epilogue.emplace_back(opName(step.ops[i]->kind));
-      return fmt::format("{} with epilogue ({}{}): host kernel {}", text, group,
-                         fmt::join(epilogue, ", "), kernels.at(&root));
+      return fmt::format("{} with epilogue ({}{}): cuBLASLt's on cuda, kernel {} on cpu and sim",
+                         text, group, fmt::join(epilogue, ", "), kernels.at(&root));
     }
     case StepKind::Copy: {
       const Device& from = root.operands[0]->type.device;
