@@ -1,13 +1,17 @@
 // Reading a scheduled graph (after assign-streams) into what an executor needs: its streams,
 // each op's stream, the events it waits for and records, and when each value dies. Shared by
-// the platforms that run streams (`sim` now, `cuda` later).
+// the platforms that run streams (`sim`, `cuda`) and by `gxc compile --emit plan`. With the
+// memory plan (runtime/memory_plan.h), checkArenaReuseOrdered proves the schedule race-free on
+// the arenas: streams share an arena's bytes only in the order the events impose.
 //
 // What it does: collects the streams named by the ops' `stream` attributes ("cuda:0.h2d":
 // device, then role), in the order devices and roles sort, and checks the schedule contract.
 // Requires: a verified, placed, scheduled graph: every op but `param` carries `stream`; a
 // compute op runs on its device's compute stream; a copy runs on the h2d (host to device),
 // d2h (device to host) or d2d (device to device) stream of one of its two devices; every
-// waited event was recorded by an earlier op; every output lives on the host.
+// waited event was recorded by an earlier op; every output lives on the host; for
+// checkArenaReuseOrdered, every reuse of arena bytes ordered after the accesses of their
+// previous tenant (assign-streams sees to it).
 // Guarantees: a broken contract is reported as a gxc bug (GXC_CHECK), since the passes
 // produce schedules; nothing about the run's devices is checked here (the executor checks those).
 #pragma once

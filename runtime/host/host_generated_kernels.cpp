@@ -1,6 +1,5 @@
 #include "runtime/host/host_generated_kernels.h"
 
-#include <algorithm>
 #include <cstring>
 
 #include "ir/diagnostic.h"

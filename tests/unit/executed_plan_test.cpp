@@ -19,6 +19,7 @@
 #include "frontend/model_loader.h"
 #include "ir/memory_attrs.h"
 #include "ir/parser.h"
+#include "ir/printer.h"
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
 #include "runtime/host/host_executor.h"
@@ -151,6 +152,28 @@ TEST_P(ExecutedPlanTest, ActivationsReserveExactlyThePlannedArenaAndMatchTheRefe
   }
 }
 
+// plan-memory reuses bytes only where the streams are ordered already, so the waits that
+// assign-streams adds for reused bytes are none: the schedule is the one the dependencies
+// alone give, as if nothing shared bytes.
+TEST_P(ExecutedPlanTest, ReusedBytesNeedNoWaitBetweenStreams) {
+  auto graph = compiled(GetParam());
+  if (!graph) GTEST_SKIP() << "its annotations need more GPUs";
+  auto unshared = parseGraph(printGraph(*graph), "unshared.gxir");
+  for (Op* op : unshared->ops()) op->attrs.erase("offset");
+  PassManager manager;
+  manager.add("assign-streams");
+  manager.run(*unshared, PassContext{});
+  ASSERT_EQ(unshared->ops().size(), graph->ops().size());
+  for (size_t i = 0; i < graph->ops().size(); ++i) {
+    const Op& planned = *graph->ops()[i];
+    const Op& alone = *unshared->ops()[i];
+    EXPECT_EQ(planned.attrs.getIntList("wait"), alone.attrs.getIntList("wait"))
+        << planned.layerName();
+    EXPECT_EQ(planned.attrs.getInt("record", -1), alone.attrs.getInt("record", -1))
+        << planned.layerName();
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Models, ExecutedPlanTest, testing::ValuesIn(cases()), caseName);
 
 // Moves one activation over the bytes of another that is still to be read: the plan is wrong,
@@ -208,6 +231,26 @@ TEST(ExecutedPlanTest, AWrongOffsetCorruptsTheOutputsOnAVirtualGpu) {
   for (const auto& [name, want] : expected)
     differs |= actual.at(name).toFloats() != want.toFloats();
   EXPECT_TRUE(differs);
+}
+
+TEST(ExecutedPlanTest, AGraphWithoutAMemoryPlanIsAGxcBug) {
+  auto graph = parseGraph(R"(
+graph @unplanned(%x: f32[4] @cpu) -> (y) {
+  %y = relu %x : f32[4] @cpu
+  return %y
+}
+)",
+                          "unplanned.gxir");
+  try {
+    HostExecutor executor(*graph);
+    FAIL() << "an unplanned graph was run";
+  } catch (const InternalError& error) {
+    EXPECT_NE(std::string(error.what())
+                  .find("graph 'unplanned' has no memory plan for cpu (no "
+                        "`arena_cpu`): plan-memory did not run"),
+              std::string::npos)
+        << error.what();
+  }
 }
 
 // h on cuda:0 is read by the copy to cuda:1 (cuda:1.d2d); g, computed on cuda:0.compute after
