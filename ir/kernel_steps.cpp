@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_set>
 
 #include "ir/diagnostic.h"
 
@@ -32,6 +33,14 @@ StepKind stepKindOf(const Op& op) {
   }
 }
 
+int64_t viewByteOffset(const Op& view) {
+  GXC_CHECK(stepKindOf(view) == StepKind::View, "'{}' is not a view", view.layerName());
+  if (view.kind != OpKind::Slice) return 0;
+  const TensorType& input = view.operands[0]->type;
+  int64_t rows = std::max<int64_t>(1, input.shape.at(0));
+  return view.attrs.getInt("start", 0) * (input.bytes() / rows);
+}
+
 KernelSteps::KernelSteps(const Graph& graph) {
   const auto& ops = graph.ops();
   std::set<std::string> kernelNames;
@@ -44,16 +53,16 @@ KernelSteps::KernelSteps(const Graph& graph) {
     step.ops.assign(ops.begin() + static_cast<std::ptrdiff_t>(i),
                     ops.begin() + static_cast<std::ptrdiff_t>(end));
     step.kind = stepKindOf(*step.first());
+    // Sets, not searches of the lists: a kernel may have 100,000 members.
+    std::unordered_set<const Op*> members(step.ops.begin(), step.ops.end());
+    std::unordered_set<const Value*> inputs;
     for (const Op* op : step.ops) {
       GXC_CHECK(op->device() == step.first()->device(),
                 "kernel {}: member '{}' is on {}, not on {} with the others", step.kernelAttr,
                 op->layerName(), op->device().str(), step.first()->device().str());
       for (const Value* operand : op->operands) {
-        bool internal = operand->producer && std::find(step.ops.begin(), step.ops.end(),
-                                                       operand->producer) != step.ops.end();
-        if (!internal &&
-            std::find(step.inputs.begin(), step.inputs.end(), operand) == step.inputs.end())
-          step.inputs.push_back(operand);
+        bool internal = operand->producer && members.count(operand->producer);
+        if (!internal && inputs.insert(operand).second) step.inputs.push_back(operand);
       }
     }
     GXC_CHECK(step.kernelAttr.empty() || kernelNames.insert(step.kernelAttr).second,

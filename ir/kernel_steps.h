@@ -52,6 +52,9 @@ class KernelSteps {
 };
 
 StepKind stepKindOf(const Op& op);
+// Where a view's result lies in its operand's bytes: 0 for a reshape, the first row's byte
+// for a slice along axis 0. Requires stepKindOf(view) == View.
+int64_t viewByteOffset(const Op& view);
 // GEMM ops: matmul and linear.
 bool isGemm(OpKind kind);
 

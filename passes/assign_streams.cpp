@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
-#include "ir/fused_kernel.h"
+#include "ir/kernel_steps.h"
 
 namespace gxc {
 
@@ -49,23 +50,102 @@ Attrs withoutSchedule(const Attrs& attrs) {
   return result;
 }
 
+// The bytes of a value in its device's arena, by plan-memory's `offset`; none for a resident
+// value (a param, a graph input, a view of one), or where memory was not planned.
+struct ByteRange {
+  Device device;
+  int64_t begin = 0;
+  int64_t end = 0;
+};
+
+std::optional<ByteRange> arenaRange(const Value* value) {
+  if (!value->producer || !value->producer->attrs.has("offset")) return std::nullopt;
+  int64_t begin = value->producer->attrs.getInt("offset", 0);
+  int64_t bytes = value->type.bytes();
+  if (bytes == 0) return std::nullopt;
+  return ByteRange{value->type.device, begin, begin + bytes};
+}
+
+// Who touched each byte of the arenas, as the walk has issued them so far: per device, ranges
+// of bytes with their last writer and the readers since. A step that writes a range must
+// start after all of those: the previous tenants' readers (write after read) and writer
+// (write after write, for a result nobody read). Earlier accesses of the same bytes are
+// ordered before that writer already, so they need not be kept.
+class ArenaAccesses {
+ public:
+  void collect(const ByteRange& range, std::vector<const Op*>& out) const {
+    auto device = devices_.find(key(range.device));
+    if (device == devices_.end()) return;
+    const Segments& segments = device->second;
+    for (auto it = first(segments, range.begin); it != segments.end() && it->first < range.end;
+         ++it) {
+      if (it->second.writer) out.push_back(it->second.writer);
+      out.insert(out.end(), it->second.readers.begin(), it->second.readers.end());
+    }
+  }
+
+  void read(const ByteRange& range, const Op* reader) {
+    auto& segments = devices_[key(range.device)];
+    split(segments, range.begin);
+    split(segments, range.end);
+    for (auto it = segments.lower_bound(range.begin); it != segments.end() && it->first < range.end;
+         ++it) {
+      std::vector<const Op*>& readers = it->second.readers;
+      if (readers.empty() || readers.back() != reader) readers.push_back(reader);
+    }
+  }
+
+  void write(const ByteRange& range, const Op* writer) {
+    auto& segments = devices_[key(range.device)];
+    split(segments, range.begin);
+    split(segments, range.end);
+    segments.erase(segments.lower_bound(range.begin), segments.lower_bound(range.end));
+    segments[range.begin] = Segment{range.end, writer, {}};
+  }
+
+ private:
+  struct Segment {
+    int64_t end = 0;
+    const Op* writer = nullptr;
+    std::vector<const Op*> readers;
+  };
+  using Segments = std::map<int64_t, Segment>;  // by first byte; disjoint
+
+  static std::pair<int, int> key(const Device& device) {
+    return {static_cast<int>(device.kind), device.index};
+  }
+  // The first segment that ends after `byte`.
+  static Segments::const_iterator first(const Segments& segments, int64_t byte) {
+    auto it = segments.upper_bound(byte);
+    if (it != segments.begin() && std::prev(it)->second.end > byte) --it;
+    return it;
+  }
+  // A segment boundary at `byte`, where a segment spans it.
+  static void split(Segments& segments, int64_t byte) {
+    auto it = segments.upper_bound(byte);
+    if (it == segments.begin()) return;
+    --it;
+    if (it->first == byte || it->second.end <= byte) return;
+    Segment tail = it->second;
+    it->second.end = byte;
+    segments.emplace(byte, std::move(tail));
+  }
+
+  std::map<std::pair<int, int>, Segments> devices_;
+};
+
 }  // namespace
 
 bool AssignStreamsPass::run(Graph& graph, const PassContext&) const {
   // A fused kernel launches once, when its first member issues: that member waits for what
-  // every member reads. The others then find their producers ordered already.
-  std::map<const Op*, std::vector<const Value*>> kernelReads;
-  for (const KernelSpan& span : kernelSpans(graph)) {
-    std::vector<const Value*>& reads = kernelReads[graph.ops()[span.first]];
-    for (size_t i = span.first; i <= span.last; ++i)
-      for (const Value* operand : graph.ops()[i]->operands)
-        if (!operand->producer || kernelOf(*operand->producer) != span.name)
-          reads.push_back(operand);  // not a member's: on another stream, or earlier
-  }
+  // the kernel reads and for the earlier tenants of the bytes it writes. The others then find
+  // everything ordered already. The kernel's accesses are its last member's, which records.
+  KernelSteps steps(graph);
   std::map<const Op*, Scheduled> scheduled;
   std::map<std::string, VectorClock> streamClocks;  // what each stream's next op follows
   std::map<std::string, int64_t> streamLengths;
   std::map<const Op*, std::vector<int64_t>> waits;
+  ArenaAccesses arenas;
   int64_t nextEvent = 0;
   for (const Op* op : graph.ops()) {
     if (op->kind == OpKind::Param) continue;  // resident before the run: nothing to order
@@ -76,15 +156,23 @@ bool AssignStreamsPass::run(Graph& graph, const PassContext&) const {
     Scheduled& self = scheduled[op];
     self.stream = streamOf(*op);
     VectorClock& clock = streamClocks[self.stream];
-    // Producers not yet ordered before this op's stream: not on it, not reached through an
-    // earlier wait, and not ordered before another such producer (whose event covers them).
+    const KernelStep& step = steps.stepOf(op);
+    std::optional<ByteRange> written;
+    if (step.kind != StepKind::View) written = arenaRange(step.root()->result);
+    // Ops that must finish before this one starts: the producers of what the step reads,
+    // and every earlier access of the bytes it writes.
+    std::vector<const Op*> before;
+    if (op == step.first()) {
+      for (const Value* input : step.inputs)
+        if (input->producer && input->producer->kind != OpKind::Param)
+          before.push_back(input->producer);
+      if (written) arenas.collect(*written, before);
+    }
+    // Those not yet ordered before this op's stream: not on it, not reached through an
+    // earlier wait, and not ordered before another such op (whose event covers them).
     std::vector<Scheduled*> pending;
-    auto kernel = kernelReads.find(op);
-    const std::vector<const Value*> ownReads(op->operands.begin(), op->operands.end());
-    for (const Value* operand : kernel == kernelReads.end() ? ownReads : kernel->second) {
-      const Op* producer = operand->producer;
-      if (!producer || producer->kind == OpKind::Param) continue;
-      Scheduled* source = &scheduled.at(producer);
+    for (const Op* earlier : before) {
+      Scheduled* source = &scheduled.at(earlier);
       if (positionIn(clock, source->stream) >= source->position) continue;
       if (std::find(pending.begin(), pending.end(), source) == pending.end())
         pending.push_back(source);
@@ -101,6 +189,11 @@ bool AssignStreamsPass::run(Graph& graph, const PassContext&) const {
     self.position = streamLengths[self.stream]++;
     clock[self.stream] = self.position;
     self.clock = clock;
+    if (op == step.root()) {
+      for (const Value* input : step.inputs)
+        if (auto range = arenaRange(input)) arenas.read(*range, op);
+      if (written) arenas.write(*written, op);
+    }
   }
 
   bool changed = false;

@@ -8,15 +8,27 @@
 //
 // Phases: (1) each op's stream follows from its device and, for copies, the direction;
 // (2) walking the ops in order with a vector clock per stream (how far into every other
-// stream it is already ordered after), an op waits for a producer on another stream only
-// when its stream is not already ordered after that producer, directly or through another
-// event. So events appear only where a dependency crosses streams, and none is redundant.
+// stream it is already ordered after), an op waits for an earlier op on another stream only
+// when its stream is not already ordered after that op, directly or through another event.
+// The earlier ops an op must follow are (a) the producers of what it reads, and (b) where
+// plan-memory placed its result at an `offset` in its device's arena, every earlier access
+// of those bytes: the readers of the values that had them before (write after read) and
+// their writer (write after write). A reader on another stream may still be running when the
+// next tenant's writer starts; (b) is that order, made static, as PyTorch's record_stream
+// makes it at run time. plan-memory reuses bytes only where (a) already gives that order, so
+// on its plans (b) adds nothing; it matters for offsets planned otherwise (IR written by hand,
+// a plan edited since), which it makes safe at the price of concurrency. Only the last writer
+// of a range and the readers since are kept per byte: the earlier ones are ordered before that
+// writer already. So events appear only where an order crosses streams, and none is
+// redundant.
 //
-// Requires: every operand on its op's device (after insert-copies).
+// Requires: every operand on its op's device (after insert-copies); plan-memory's offsets
+//   where memory was planned (a value without one shares bytes with nothing).
 // Guarantees: every op but params has `stream`; the waits order every producer before its
-//   consumers; event ids are numbered from 0 in the order they are first needed. The members
-//   of a fused kernel share their device's compute stream, only its first member waits (for
-//   every event the kernel needs: it launches as one), and only its last may record.
+//   consumers, and every access of a value's arena bytes before the writer of any later value
+//   placed over them; event ids are numbered from 0 in the order they are first needed. The
+//   members of a fused kernel share their device's compute stream, only its first member
+//   waits (for every event the kernel needs: it launches as one), and only its last may record.
 // Idempotent: yes (it recomputes the schedule from scratch and changes nothing if equal).
 #pragma once
 

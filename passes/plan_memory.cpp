@@ -8,7 +8,9 @@
 #include <unordered_set>
 
 #include "ir/fused_kernel.h"
+#include "ir/kernel_steps.h"
 #include "passes/plan_memory_packing.h"
+#include "passes/plan_memory_streams.h"
 #include "target/byte_size.h"
 
 namespace gxc {
@@ -38,65 +40,140 @@ int64_t roundedBytes(const Value* value, int64_t bytes) {
   return rounded / kPlanAlignmentBytes * kPlanAlignmentBytes;
 }
 
-// Phase 1: every buffer of the graph with its lifetime; `resident` marks params and inputs.
-// A fused kernel's inner values have none; its root's buffer is live from the kernel's first
-// step, since the kernel writes it while it reads every operand of every member.
-std::vector<PlannedBuffer> liveness(const Graph& graph, std::vector<bool>& resident) {
+// Phase 1: every buffer of the graph with its lifetime, and every view with the buffer it
+// sees. A fused kernel's inner values have none; its root's buffer is live from the kernel's
+// first step, since the kernel writes it while it reads every operand of every member.
+struct Liveness {
+  std::vector<PlannedBuffer> buffers;
+  std::vector<PlannedView> views;  // base and offset into the base, before packing
+  // By buffer: the ops that access its bytes when the graph runs: the root of the step that
+  // writes it, and of every step that reads it or a view of it.
+  std::vector<std::vector<const Op*>> accessors;
+};
+
+Liveness liveness(const Graph& graph, const KernelSteps& steps) {
   const auto end = static_cast<int64_t>(graph.ops().size());  // the step after the last op
   std::unordered_set<const Value*> internal = kernelInternalValues(graph);
   std::unordered_map<const Value*, int64_t> kernelStart;
   for (const KernelSpan& span : kernelSpans(graph))
     kernelStart[graph.ops()[span.last]->result] = static_cast<int64_t>(span.first);
-  std::vector<PlannedBuffer> buffers;
+  Liveness live;
+  // The buffer holding each value's bytes (a view's: the buffer it sees), and where in it.
   std::unordered_map<const Value*, size_t> bufferOf;
-  auto add = [&](const Value* value, int64_t step, bool isResident) {
+  std::unordered_map<const Value*, int64_t> offsetInBuffer;
+  auto add = [&](const Value* value, int64_t step, bool resident) {
     PlannedBuffer buffer;
     buffer.value = value;
+    buffer.resident = resident;
     buffer.bytes = valueBytes(value);
     buffer.rounded = roundedBytes(value, buffer.bytes);
-    buffer.firstStep = isResident ? 0 : step;
-    buffer.lastStep = isResident ? end : step;
-    bufferOf.emplace(value, buffers.size());
-    buffers.push_back(buffer);
-    resident.push_back(isResident);
+    buffer.firstStep = resident ? 0 : step;
+    buffer.lastStep = resident ? end : step;
+    bufferOf.emplace(value, live.buffers.size());
+    live.buffers.push_back(buffer);
+    live.accessors.emplace_back();
+    if (value->producer) live.accessors.back().push_back(value->producer);
   };
   for (const Value* input : graph.inputs()) add(input, 0, true);
   for (size_t step = 0; step < graph.ops().size(); ++step) {
     const Op* op = graph.ops()[step];
     if (internal.count(op->result)) continue;
+    if (stepKindOf(*op) == StepKind::View) {
+      const Value* seen = op->operands[0];
+      size_t buffer = bufferOf.at(seen);
+      int64_t offset = offsetInBuffer[seen] + viewByteOffset(*op);
+      valueBytes(op->result);  // checked like any value's
+      bufferOf.emplace(op->result, buffer);
+      offsetInBuffer[op->result] = offset;
+      live.views.push_back({op->result, live.buffers[buffer].value, offset});
+      continue;
+    }
     auto start = kernelStart.find(op->result);
     add(op->result, start == kernelStart.end() ? static_cast<int64_t>(step) : start->second,
         op->kind == OpKind::Param);
   }
+  // A read of a value, or of a view of it, keeps its buffer live.
   for (size_t step = 0; step < graph.ops().size(); ++step)
     for (const Value* operand : graph.ops()[step]->operands) {
       if (internal.count(operand)) continue;
-      PlannedBuffer& buffer = buffers[bufferOf.at(operand)];
+      PlannedBuffer& buffer = live.buffers[bufferOf.at(operand)];
       buffer.lastStep = std::max(buffer.lastStep, static_cast<int64_t>(step));
     }
   for (const GraphOutput& output : graph.outputs())
-    buffers[bufferOf.at(output.value)].lastStep = end;
-  return buffers;
+    live.buffers[bufferOf.at(output.value)].lastStep = end;
+  // A step reads its inputs when its root runs; a view reads nothing itself.
+  for (const KernelStep& step : steps.steps()) {
+    if (step.kind == StepKind::Param || step.kind == StepKind::View) continue;
+    for (const Value* input : step.inputs) {
+      std::vector<const Op*>& accessors = live.accessors[bufferOf.at(input)];
+      if (accessors.empty() || accessors.back() != step.root()) accessors.push_back(step.root());
+    }
+  }
+  return live;
 }
 
-// Phase 2 for one device: its buffers (indices into `all`) packed into its arena.
+// How long each activation's bytes stay taken for each stream that writes the device: until
+// that stream is ordered after every access of it (plan_memory_streams.h).
+void orderAcrossStreams(std::vector<BufferLifetime>& lifetimes,
+                        const std::vector<size_t>& activations, const Liveness& live,
+                        const StreamOrder& order) {
+  std::vector<std::string> writers;  // the device's writing streams, by name
+  for (size_t index : activations)
+    writers.push_back(order.streamOf(live.buffers[index].value->producer));
+  std::sort(writers.begin(), writers.end());
+  writers.erase(std::unique(writers.begin(), writers.end()), writers.end());
+  for (size_t i = 0; i < activations.size(); ++i) {
+    const PlannedBuffer& buffer = live.buffers[activations[i]];
+    BufferLifetime& lifetime = lifetimes[i];
+    const std::string& writer = order.streamOf(buffer.value->producer);
+    lifetime.writer = static_cast<int>(std::lower_bound(writers.begin(), writers.end(), writer) -
+                                       writers.begin());
+    for (const std::string& stream : writers) {
+      int64_t ordered = order.firstOrderedAfter(stream, live.accessors[activations[i]]);
+      lifetime.lastFor.push_back(std::max(buffer.lastStep, ordered - 1));
+    }
+  }
+}
+
+// Phase 2 for one device: its activations (of `members`, indices into `all`) packed into its
+// arena; its views placed.
 DevicePlan packDevice(const Device& device, const std::vector<size_t>& members,
-                      const std::vector<PlannedBuffer>& all, const std::vector<bool>& resident) {
+                      const Liveness& live, const StreamOrder& order) {
   DevicePlan plan;
   plan.device = device;
   std::vector<BufferLifetime> lifetimes;
+  std::vector<size_t> activations;  // indices into plan.buffers
+  std::vector<size_t> activationsInLive;
   int64_t total = 0;
   for (size_t index : members) {
-    const PlannedBuffer& buffer = all[index];
+    const PlannedBuffer& buffer = live.buffers[index];
     if (__builtin_add_overflow(total, buffer.rounded, &total))
       modelError({}, "the plan does not fit: {} needs more than {}", device.str(),
                  formatBytes(std::numeric_limits<int64_t>::max()));
-    lifetimes.push_back({buffer.firstStep, buffer.lastStep, buffer.rounded, resident[index]});
+    if (buffer.resident) {
+      plan.residentBytes += buffer.rounded;
+    } else {
+      activations.push_back(plan.buffers.size());
+      activationsInLive.push_back(index);
+      lifetimes.push_back({buffer.firstStep, buffer.lastStep, buffer.rounded, 0, {}});
+    }
     plan.buffers.push_back(buffer);
   }
+  orderAcrossStreams(lifetimes, activationsInLive, live, order);
   Packing packing = packBuffers(lifetimes);
-  for (size_t i = 0; i < plan.buffers.size(); ++i) plan.buffers[i].offset = packing.offsets[i];
-  plan.peakBytes = packing.peakBytes;
+  for (size_t i = 0; i < activations.size(); ++i)
+    plan.buffers[activations[i]].offset = packing.offsets[i];
+  plan.arenaBytes = packing.peakBytes;
+  plan.peakBytes = plan.residentBytes + plan.arenaBytes;
+  std::unordered_map<const Value*, const PlannedBuffer*> bufferOf;
+  for (const PlannedBuffer& buffer : plan.buffers) bufferOf[buffer.value] = &buffer;
+  for (const PlannedView& view : live.views) {
+    auto base = bufferOf.find(view.base);
+    if (base == bufferOf.end()) continue;  // another device's
+    PlannedView placed = view;
+    if (!base->second->resident) placed.offset += base->second->offset;
+    plan.views.push_back(placed);
+  }
   return plan;
 }
 
@@ -133,25 +210,20 @@ void refuseWhatDoesNotFit(const std::vector<DevicePlan>& plans, const PassContex
 
 }  // namespace
 
-std::string peakAttrName(const Device& device) {
-  std::string name = "peak_" + device.str();
-  name.erase(std::remove(name.begin(), name.end(), ':'), name.end());
-  return name;
-}
-
 std::vector<DevicePlan> planMemory(const Graph& graph) {
-  std::vector<bool> resident;
-  std::vector<PlannedBuffer> buffers = liveness(graph, resident);
+  KernelSteps steps(graph);
+  Liveness live = liveness(graph, steps);
   // Devices in order: cpu, then cuda:0, cuda:1, ...
   std::map<std::pair<int, int>, std::vector<size_t>> membersByDevice;
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    const Device& device = buffers[i].value->type.device;
+  for (size_t i = 0; i < live.buffers.size(); ++i) {
+    const Device& device = live.buffers[i].value->type.device;
     membersByDevice[{static_cast<int>(device.kind), device.index}].push_back(i);
   }
+  StreamOrder order(graph, steps);
   std::vector<DevicePlan> plans;
   for (const auto& [key, members] : membersByDevice)
     plans.push_back(
-        packDevice(buffers[members.front()].value->type.device, members, buffers, resident));
+        packDevice(live.buffers[members.front()].value->type.device, members, live, order));
   return plans;
 }
 
@@ -159,14 +231,23 @@ bool PlanMemoryPass::run(Graph& graph, const PassContext& context) const {
   std::vector<DevicePlan> plans = planMemory(graph);
   refuseWhatDoesNotFit(plans, context);
 
-  // Phase 4: record. Peaks of devices that no longer hold anything go away.
+  // Phase 4: record. Attributes of devices that no longer hold anything go away.
   bool changed = false;
   std::unordered_map<const Value*, int64_t> offsetOf;
-  for (const DevicePlan& plan : plans)
-    for (const PlannedBuffer& buffer : plan.buffers) offsetOf[buffer.value] = buffer.offset;
+  for (const DevicePlan& plan : plans) {
+    std::unordered_set<const Value*> residentValues;
+    for (const PlannedBuffer& buffer : plan.buffers) {
+      if (buffer.resident)
+        residentValues.insert(buffer.value);
+      else
+        offsetOf[buffer.value] = buffer.offset;
+    }
+    for (const PlannedView& view : plan.views)
+      if (!residentValues.count(view.base)) offsetOf[view.value] = view.offset;
+  }
   for (Op* op : graph.ops()) {
     auto planned = offsetOf.find(op->result);
-    if (planned == offsetOf.end()) {  // a kernel's inner value: no memory
+    if (planned == offsetOf.end()) {  // resident, or a kernel's inner value: no arena bytes
       if (op->attrs.has("offset")) {
         op->attrs.erase("offset");
         changed = true;
@@ -180,8 +261,11 @@ bool PlanMemoryPass::run(Graph& graph, const PassContext& context) const {
   }
   Attrs attrs = graph.attrs();
   for (const auto& [name, value] : graph.attrs().all())
-    if (name.starts_with("peak_")) attrs.erase(name);
-  for (const DevicePlan& plan : plans) attrs.set(peakAttrName(plan.device), plan.peakBytes);
+    if (name.starts_with("peak_") || name.starts_with("arena_")) attrs.erase(name);
+  for (const DevicePlan& plan : plans) {
+    attrs.set(peakAttrName(plan.device), plan.peakBytes);
+    attrs.set(arenaAttrName(plan.device), plan.arenaBytes);
+  }
   if (!(attrs == graph.attrs())) {
     graph.attrs() = std::move(attrs);
     changed = true;

@@ -89,22 +89,62 @@ int64_t CachingAllocator::takeFromCache(int64_t rounded) {
   return split(id, rounded);
 }
 
-int64_t CachingAllocator::newSegment(int64_t segmentBytes, int64_t rounded) {
+int64_t CachingAllocator::newSegment(int64_t segmentBytes, int64_t rounded, Pool pool) {
   void* base = nullptr;
   if (memory_) {
     base = memory_->reserve(segmentBytes);
     if (!base) return 0;
   }
   int64_t segmentId = nextSegmentId_++;
-  auto segment =
-      std::make_unique<Segment>(Segment{segmentId, segmentBytes, poolFor(rounded), base, {}});
+  auto segment = std::make_unique<Segment>(Segment{segmentId, segmentBytes, pool, base, {}});
   Segment* raw = segment.get();
   segments_[segmentId] = std::move(segment);
   stats_.reservedBytes += segmentBytes;
   stats_.peakReservedBytes = std::max(stats_.peakReservedBytes, stats_.reservedBytes);
+  if (pool == Pool::Arena) {
+    stats_.arenaReservedBytes += segmentBytes;
+    stats_.peakArenaReservedBytes =
+        std::max(stats_.peakArenaReservedBytes, stats_.arenaReservedBytes);
+  }
   ++stats_.deviceAllocations;
   int64_t id = addBlock(raw, 0, segmentBytes, /*isFree=*/false);
-  return split(id, rounded);
+  return pool == Pool::Arena ? id : split(id, rounded);
+}
+
+int64_t CachingAllocator::reserveOrThrow(int64_t segmentBytes, int64_t rounded, Pool pool,
+                                         int64_t bytes, const std::string& purpose,
+                                         const SourceLoc& loc) {
+  // As PyTorch does before reporting out of memory: give the cache back and try again.
+  if (stats_.reservedBytes + segmentBytes > capacity_) releaseCachedLocked();
+  // Near the limit, a segment of exactly the request still fits where a rounded one won't.
+  if (stats_.reservedBytes + segmentBytes > capacity_) segmentBytes = rounded;
+  auto outOfMemory = [&]() {
+    runtimeError(loc,
+                 "{} out of memory: tried to allocate {} ({}); {} free of {} ({} "
+                 "allocated, {} reserved)",
+                 device_, formatBytes(bytes), purpose,
+                 formatBytes(capacity_ - stats_.reservedBytes), formatBytes(capacity_),
+                 formatBytes(stats_.allocatedBytes), formatBytes(stats_.reservedBytes));
+  };
+  if (stats_.reservedBytes + segmentBytes > capacity_) outOfMemory();
+  int64_t id = newSegment(segmentBytes, rounded, pool);
+  // Real memory can be short of the capacity (other processes use the GPU too).
+  if (id == 0) {
+    releaseCachedLocked();
+    id = newSegment(segmentBytes, rounded, pool);
+  }
+  if (id == 0) outOfMemory();
+  return id;
+}
+
+CachingAllocator::Block CachingAllocator::handOut(int64_t id) {
+  const BlockInfo& block = blocks_.at(id);
+  ++stats_.allocationRequests;
+  stats_.allocatedBytes += block.bytes;
+  stats_.peakAllocatedBytes = std::max(stats_.peakAllocatedBytes, stats_.allocatedBytes);
+  void* address =
+      block.segment->base ? static_cast<std::byte*>(block.segment->base) + block.offset : nullptr;
+  return {id, block.bytes, address};
 }
 
 CachingAllocator::Block CachingAllocator::allocate(int64_t bytes, const std::string& purpose,
@@ -114,38 +154,20 @@ CachingAllocator::Block CachingAllocator::allocate(int64_t bytes, const std::str
   int64_t rounded = roundUp(bytes, kRoundBytes);
   std::lock_guard lock(mutex_);
   int64_t id = takeFromCache(rounded);
-  if (id != 0) {
+  if (id != 0)
     ++stats_.cacheHits;
-  } else {
-    int64_t segmentBytes = segmentSizeFor(rounded);
-    // As PyTorch does before reporting out of memory: give the cache back and try again.
-    if (stats_.reservedBytes + segmentBytes > capacity_) releaseCachedLocked();
-    // Near the limit, a segment of exactly the request still fits where a rounded one won't.
-    if (stats_.reservedBytes + segmentBytes > capacity_) segmentBytes = rounded;
-    auto outOfMemory = [&]() {
-      runtimeError(loc,
-                   "{} out of memory: tried to allocate {} ({}); {} free of {} ({} "
-                   "allocated, {} reserved)",
-                   device_, formatBytes(bytes), purpose,
-                   formatBytes(capacity_ - stats_.reservedBytes), formatBytes(capacity_),
-                   formatBytes(stats_.allocatedBytes), formatBytes(stats_.reservedBytes));
-    };
-    if (stats_.reservedBytes + segmentBytes > capacity_) outOfMemory();
-    id = newSegment(segmentBytes, rounded);
-    // Real memory can be short of the capacity (other processes use the GPU too).
-    if (id == 0) {
-      releaseCachedLocked();
-      id = newSegment(segmentBytes, rounded);
-    }
-    if (id == 0) outOfMemory();
-  }
-  const BlockInfo& block = blocks_.at(id);
-  ++stats_.allocationRequests;
-  stats_.allocatedBytes += block.bytes;
-  stats_.peakAllocatedBytes = std::max(stats_.peakAllocatedBytes, stats_.allocatedBytes);
-  void* address =
-      block.segment->base ? static_cast<std::byte*>(block.segment->base) + block.offset : nullptr;
-  return {id, block.bytes, address};
+  else
+    id = reserveOrThrow(segmentSizeFor(rounded), rounded, poolFor(rounded), bytes, purpose, loc);
+  return handOut(id);
+}
+
+CachingAllocator::Block CachingAllocator::allocateArena(int64_t bytes, const std::string& purpose,
+                                                        const SourceLoc& loc) {
+  GXC_CHECK(bytes >= 0, "{}: arena of {} bytes for {}", device_, bytes, purpose);
+  if (bytes == 0) return {};
+  int64_t rounded = roundUp(bytes, kRoundBytes);
+  std::lock_guard lock(mutex_);
+  return handOut(reserveOrThrow(rounded, rounded, Pool::Arena, bytes, purpose, loc));
 }
 
 void CachingAllocator::free(Block handle) {
@@ -158,6 +180,12 @@ void CachingAllocator::free(Block handle) {
   BlockInfo& block = it->second;
   block.free = true;
   stats_.allocatedBytes -= block.bytes;
+  if (block.segment->pool == Pool::Arena) {  // never cached: its segment goes at once
+    Segment* segment = block.segment;
+    blocks_.erase(it);
+    releaseSegment(segment);
+    return;
+  }
   // Merge with free neighbours in the segment, so a segment whose blocks are all free
   // becomes one block again and can be released.
   Segment* segment = block.segment;
@@ -198,11 +226,17 @@ void CachingAllocator::releaseCachedLocked() {
     int64_t id = segment.blocksByOffset.begin()->second;
     uncacheBlock(id);
     blocks_.erase(id);
-    stats_.reservedBytes -= segment.bytes;
-    ++stats_.deviceFrees;
-    if (memory_) memory_->release(segment.base);
-    it = segments_.erase(it);
+    ++it;
+    releaseSegment(&segment);
   }
+}
+
+void CachingAllocator::releaseSegment(Segment* segment) {
+  stats_.reservedBytes -= segment->bytes;
+  if (segment->pool == Pool::Arena) stats_.arenaReservedBytes -= segment->bytes;
+  ++stats_.deviceFrees;
+  if (memory_) memory_->release(segment->base);
+  segments_.erase(segment->id);
 }
 
 void CachingAllocator::releaseCached() {
@@ -214,6 +248,7 @@ void CachingAllocator::resetPeaks() {
   std::lock_guard lock(mutex_);
   stats_.peakAllocatedBytes = stats_.allocatedBytes;
   stats_.peakReservedBytes = stats_.reservedBytes;
+  stats_.peakArenaReservedBytes = stats_.arenaReservedBytes;
 }
 
 MemoryStats CachingAllocator::stats() const {

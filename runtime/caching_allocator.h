@@ -9,6 +9,12 @@
 // served from separate pools of segments, so small tensors do not fragment large blocks.
 // `releaseCached()` gives wholly free segments back (empty_cache).
 //
+// Besides, an executor reserves its graph's activation *arena* (passes/plan_memory.h) through
+// `allocateArena`: one segment of exactly the plan's bytes (a cudaMalloc of its own, as a CUDA
+// graph's private pool or TensorRT's activation memory), never split, never cached, released
+// as soon as it is freed. Its bytes count in allocated and reserved like any block's, and
+// also in the arena statistics, so "reserved for activations" can be read off the allocator.
+//
 // By itself this is accounting only: it tracks offsets and sizes, never memory. On `sim` the
 // data lives in host Tensors; the allocator decides whether the device could have held them,
 // and what memory.stats would have said. The cuda platform puts real memory under the same
@@ -45,6 +51,9 @@ struct MemoryStats {
   int64_t deviceFrees = 0;         // segment.all.freed: cudaFree calls
   int64_t allocationRequests = 0;  // allocation.all.allocated: blocks handed out
   int64_t cacheHits = 0;           // requests served from the cache, without a cudaMalloc
+  // Not PyTorch's: the part of reserved that holds arenas (allocateArena), and its peak.
+  int64_t arenaReservedBytes = 0;
+  int64_t peakArenaReservedBytes = 0;
 };
 
 class CachingAllocator {
@@ -86,6 +95,9 @@ class CachingAllocator {
   // `purpose` ("layer 'h'", "param 'W1'") and `loc` say what the memory is for in the
   // out-of-memory message.
   Block allocate(int64_t bytes, const std::string& purpose, const SourceLoc& loc = {});
+  // A segment of its own of exactly `bytes` rounded up to kRoundBytes; out of memory as for
+  // allocate (after releasing the cache). Freed by free(), which releases the segment.
+  Block allocateArena(int64_t bytes, const std::string& purpose, const SourceLoc& loc = {});
   void free(Block block);
 
   void releaseCached();  // torch.cuda.empty_cache()
@@ -95,7 +107,7 @@ class CachingAllocator {
   int64_t capacityBytes() const { return capacity_; }
 
  private:
-  enum class Pool { Small, Large };
+  enum class Pool { Small, Large, Arena };
   struct Segment;
   struct BlockInfo {
     Segment* segment;
@@ -110,7 +122,13 @@ class CachingAllocator {
   }
   int64_t takeFromCache(int64_t rounded);  // block id or 0
   // 0 when `memory_` has no room for the segment.
-  int64_t newSegment(int64_t segmentBytes, int64_t rounded);
+  int64_t newSegment(int64_t segmentBytes, int64_t rounded, Pool pool);
+  // A new segment for a block of `rounded` bytes (of `bytes` asked), releasing the cache
+  // first where that makes room, or the out-of-memory error.
+  int64_t reserveOrThrow(int64_t segmentBytes, int64_t rounded, Pool pool, int64_t bytes,
+                         const std::string& purpose, const SourceLoc& loc);
+  Block handOut(int64_t id);
+  void releaseSegment(Segment* segment);
   int64_t split(int64_t blockId, int64_t rounded);
   void releaseCachedLocked();
   int64_t addBlock(Segment* segment, int64_t offset, int64_t bytes, bool isFree);

@@ -14,60 +14,88 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
   bytes_.assign(static_cast<size_t>(numel_) * dtypeSize(dtype_), std::byte{0});
 }
 
-float Tensor::loadFloat(int64_t i) const {
-  switch (dtype_) {
+Tensor::Tensor(ConstTensorView view) : Tensor(view.dtype(), view.shape()) {
+  if (view.nbytes() > 0) std::memcpy(bytes_.data(), view.data(), view.nbytes());
+}
+
+float loadFloatAt(DType dtype, const std::byte* data, int64_t i) {
+  switch (dtype) {
     case DType::F32:
-      return as<float>()[i];
+      return reinterpret_cast<const float*>(data)[i];
     case DType::F16:
-      return halfToFloat(as<uint16_t>()[i]);
+      return halfToFloat(reinterpret_cast<const uint16_t*>(data)[i]);
     case DType::BF16:
-      return bfloat16ToFloat(as<uint16_t>()[i]);
+      return bfloat16ToFloat(reinterpret_cast<const uint16_t*>(data)[i]);
     case DType::I32:
-      return static_cast<float>(as<int32_t>()[i]);
+      return static_cast<float>(reinterpret_cast<const int32_t*>(data)[i]);
     case DType::I64:
-      return static_cast<float>(as<int64_t>()[i]);
+      return static_cast<float>(reinterpret_cast<const int64_t*>(data)[i]);
   }
   return 0;
 }
 
-void Tensor::storeFloat(int64_t i, float value) {
-  switch (dtype_) {
+void storeFloatAt(DType dtype, std::byte* data, int64_t i, float value) {
+  switch (dtype) {
     case DType::F32:
-      as<float>()[i] = value;
+      reinterpret_cast<float*>(data)[i] = value;
       return;
     case DType::F16:
-      as<uint16_t>()[i] = floatToHalf(value);
+      reinterpret_cast<uint16_t*>(data)[i] = floatToHalf(value);
       return;
     case DType::BF16:
-      as<uint16_t>()[i] = floatToBFloat16(value);
+      reinterpret_cast<uint16_t*>(data)[i] = floatToBFloat16(value);
       return;
     case DType::I32:
-      as<int32_t>()[i] = static_cast<int32_t>(value);
+      reinterpret_cast<int32_t*>(data)[i] = static_cast<int32_t>(value);
       return;
     case DType::I64:
-      as<int64_t>()[i] = static_cast<int64_t>(value);
+      reinterpret_cast<int64_t*>(data)[i] = static_cast<int64_t>(value);
       return;
   }
 }
 
-int64_t Tensor::loadInt(int64_t i) const {
-  GXC_CHECK(isInteger(dtype_), "integer load from a {} tensor", dtypeName(dtype_));
-  return dtype_ == DType::I32 ? as<int32_t>()[i] : as<int64_t>()[i];
+int64_t loadIntAt(DType dtype, const std::byte* data, int64_t i) {
+  GXC_CHECK(isInteger(dtype), "integer load from a {} tensor", dtypeName(dtype));
+  return dtype == DType::I32 ? reinterpret_cast<const int32_t*>(data)[i]
+                             : reinterpret_cast<const int64_t*>(data)[i];
 }
 
-void Tensor::storeInt(int64_t i, int64_t value) {
-  GXC_CHECK(isInteger(dtype_), "integer store into a {} tensor", dtypeName(dtype_));
-  if (dtype_ == DType::I32)
-    as<int32_t>()[i] = static_cast<int32_t>(value);
+void storeIntAt(DType dtype, std::byte* data, int64_t i, int64_t value) {
+  GXC_CHECK(isInteger(dtype), "integer store into a {} tensor", dtypeName(dtype));
+  if (dtype == DType::I32)
+    reinterpret_cast<int32_t*>(data)[i] = static_cast<int32_t>(value);
   else
-    as<int64_t>()[i] = value;
+    reinterpret_cast<int64_t*>(data)[i] = value;
 }
 
-std::vector<float> Tensor::toFloats() const {
+template <typename Byte>
+BasicTensorView<Byte>::BasicTensorView(DType dtype, Shape shape, Byte* data)
+    : dtype_(dtype), shape_(std::move(shape)), data_(data) {
+  auto n = checkedNumel(shape_);
+  GXC_CHECK(n.has_value(), "tensor view of overflowing shape {}", shapeString(shape_));
+  numel_ = *n;
+  GXC_CHECK(data_ || numel_ == 0, "tensor view of {} elements over no memory", numel_);
+}
+
+template <typename Byte>
+std::vector<float> BasicTensorView<Byte>::toFloats() const {
   std::vector<float> values(static_cast<size_t>(numel_));
   for (int64_t i = 0; i < numel_; ++i) values[static_cast<size_t>(i)] = loadFloat(i);
   return values;
 }
+
+template class BasicTensorView<std::byte>;
+template class BasicTensorView<const std::byte>;
+
+float Tensor::loadFloat(int64_t i) const { return loadFloatAt(dtype_, data(), i); }
+
+void Tensor::storeFloat(int64_t i, float value) { storeFloatAt(dtype_, data(), i, value); }
+
+int64_t Tensor::loadInt(int64_t i) const { return loadIntAt(dtype_, data(), i); }
+
+void Tensor::storeInt(int64_t i, int64_t value) { storeIntAt(dtype_, data(), i, value); }
+
+std::vector<float> Tensor::toFloats() const { return view().toFloats(); }
 
 Tensor Tensor::fromFloats(DType dtype, Shape shape, const std::vector<float>& values) {
   Tensor t(dtype, std::move(shape));

@@ -26,6 +26,7 @@ CudaExecutor::CudaExecutor(const Graph& scheduled, CudaConfig config)
     : graph_(scheduled),
       config_(std::move(config)),
       schedule_(readSchedule(scheduled)),
+      plan_(scheduled),
       steps_(scheduled) {
   int available = 0;
   checkCuda(cudaGetDeviceCount(&available), "counting GPUs");
@@ -33,6 +34,7 @@ CudaExecutor::CudaExecutor(const Graph& scheduled, CudaConfig config)
     if (gpu < 0 || gpu >= available)
       usageError("--devices: there is no GPU {}; CUDA finds GPUs 0 to {}", gpu, available - 1);
   checkRunnable();
+  checkArenaReuseOrdered(schedule_, plan_, steps_);
   planSteps();
 
   GXC_CHECK(config_.memoryBytes.empty() || config_.memoryBytes.size() == config_.deviceMap.size(),
@@ -168,7 +170,8 @@ void CudaExecutor::planSteps() {
 void CudaExecutor::checkInputIndices(const std::map<std::string, Tensor>& inputs) const {
   for (const IndexCheck& check : indexChecks_)
     if (check.when == IndexCheckPoint::RunStart)
-      checkDataIndices(*check.consumer, boundInput(inputs, check.source->name, check.source->type));
+      checkDataIndices(*check.consumer,
+                       boundInput(inputs, check.source->name, check.source->type).view());
 }
 
 const CudaGemmRunner::Stats& CudaExecutor::gemmStats(int gpu) const {
@@ -228,9 +231,29 @@ void CudaExecutor::uploadParams() {
   paramsReady_ = true;
 }
 
+void CudaExecutor::reserveArenas() {
+  // Every GPU's arena or none: what was reserved goes back if one does not fit.
+  try {
+    for (size_t i = 0; i < gpus_.size(); ++i) {
+      Gpu& gpu = *gpus_[i];
+      gpu.arena = gpu.allocator->allocateArena(
+          plan_.arenaBytes(Device::cuda(static_cast<int>(i))),
+          fmt::format("the activations' arena of graph '{}'", graph_.name()));
+    }
+  } catch (...) {
+    for (auto& gpu : gpus_) {
+      gpu->allocator->free(gpu->arena);
+      gpu->arena = {};
+    }
+    throw;
+  }
+  arenasReady_ = true;
+}
+
 std::map<std::string, Tensor> CudaExecutor::run(const std::map<std::string, Tensor>& inputs,
                                                 CudaRunReport* report) {
   if (!paramsReady_) uploadParams();
+  if (!arenasReady_) reserveArenas();
   hostAllocator_->resetPeaks();
   RunState state;
   auto deviceReport = [](std::string name, int gpu) {

@@ -19,7 +19,14 @@
 //   - View (reshape, slice along axis 0): no memory and no work, a pointer into its base;
 //   - an internal member of a fused kernel: nothing (its root computes it), but its events.
 // Each GPU's memory comes from a caching allocator over cudaMalloc with PyTorch's statistics
-// (runtime/cuda/cuda_allocator.h).
+// (runtime/cuda/cuda_allocator.h). Its activations live where plan-memory put them
+// (runtime/memory_plan.h): at their offsets in one arena per GPU, a segment of exactly the
+// plan's bytes reserved from that allocator at the first run and kept for every later run;
+// a view is a pointer into the bytes it sees. The schedule's events order every reuse of an
+// arena's bytes after their last reader (assign-streams), which the executor checks when it is
+// made (checkArenaReuseOrdered). Params and GPU inputs are blocks of the caching allocator;
+// values on the host (inputs, host ops, copies to the host) are host tensors, accounted by the
+// host's allocator. This path has never run on a GPU.
 //
 // Indices that are data (embedding indices, cross_entropy targets) are checked on the host
 // with the reference interpreter's messages, never left to produce garbage or fault on the
@@ -28,16 +35,18 @@
 // as the host has computed it; only where a GPU computed them is the step's stream drained and
 // the (small, integer) tensor copied back before the kernel is launched.
 //
-// Freeing: a value's block is freed after its last reader in program order, as on sim (a fused
-// kernel reads its inputs when its root runs; a view's base lives as long as the view), but a
-// GPU may still be reading it; so the block goes back to the allocator only once an event
-// recorded on every stream that used it has completed (PyTorch's record_stream).
+// Freeing (host values and GPU inputs; arenas are not freed during a run): a value's block is
+// freed after its last reader in program order (a fused kernel reads its inputs when its root
+// runs; a view's base lives as long as the view), but a GPU may still be reading it; so the
+// block goes back to the allocator only once an event recorded on every stream that used it
+// has completed (PyTorch's record_stream).
 //
-// Requires: a graph after assign-streams (runtime/schedule.h) whose cuda:i are all in the
-// config's device map.
+// Requires: a graph after plan-memory and assign-streams (runtime/memory_plan.h,
+// runtime/schedule.h) whose cuda:i are all in the config's device map.
 // Guarantees: outputs equal the reference interpreter's within float tolerance. A failed run
-// drains every stream, frees its activations (params stay resident) and throws a runtime
-// error (exit 3); GXC_LAUNCH_BLOCKING=1 attributes a GPU failure to its layer.
+// drains every stream, frees its inputs and host values (params and arenas stay reserved)
+// and throws a runtime error (exit 3); GXC_LAUNCH_BLOCKING=1 attributes a GPU failure to its
+// layer.
 #pragma once
 
 #include <cstdint>
@@ -59,6 +68,7 @@
 #include "runtime/cuda/cuda_platform.h"
 #include "runtime/cuda/cuda_staging.h"
 #include "runtime/cuda/gpu_index_checks.h"
+#include "runtime/memory_plan.h"
 #include "runtime/param_init.h"
 #include "runtime/schedule.h"
 #include "tensor/tensor.h"
@@ -119,6 +129,7 @@ class CudaExecutor {
   void checkRunnable() const;
   void planSteps();
   void uploadParams();
+  void reserveArenas();
   void checkInputIndices(const std::map<std::string, Tensor>& inputs) const;
   void checkIndicesOnDevice(RunState& state, const KernelStep& step, CudaStream& stream);
   void markUse(RunState& state, const Value* value, size_t stream);
@@ -136,6 +147,7 @@ class CudaExecutor {
   const Graph& graph_;
   CudaConfig config_;
   Schedule schedule_;
+  MemoryPlan plan_;
   KernelSteps steps_;
   std::map<const Op*, CudaGemm> gemms_;            // by a GPU Gemm step's root
   std::map<const Value*, const Value*> viewBase_;  // a GPU view -> the value owning its bytes
@@ -148,6 +160,7 @@ class CudaExecutor {
   WeightFiles weightFiles_;
   std::map<const Value*, std::unique_ptr<Live>> params_;
   bool paramsReady_ = false;
+  bool arenasReady_ = false;                                 // every GPU's Gpu::arena reserved
   std::vector<std::unique_ptr<CudaStream>> streams_;         // null for the host's stream
   std::vector<std::unique_ptr<CudaStagingBuffer>> staging_;  // per stream; copy streams only
   std::map<int64_t, std::unique_ptr<CudaEvent>> events_;     // null where the host records

@@ -37,30 +37,21 @@ void CudaExecutor::allocateResult(RunState& state, const Op& op) {
     live.block = live.allocator->allocate(op.result->type.bytes(), purpose, op.loc);
     return;
   }
-  if (viewBase_.count(op.result)) {
-    // A view: its operand's bytes, from the slice's first row on.
-    auto* base = static_cast<std::byte*>(liveOf(state, op.operands[0]).device);
-    int64_t offset = 0;
-    if (op.kind == OpKind::Slice)
-      offset = op.attrs.getInt("start", 0) *
-               (op.operands[0]->type.bytes() / std::max<int64_t>(1, op.operands[0]->type.shape[0]));
-    live.device = base + offset;
-    return;
+  // On a GPU: where plan-memory put it, in the arena or in the param or input it views.
+  const Placement& placement = plan_.placementOf(op.result);
+  std::byte* base = nullptr;
+  switch (placement.storage) {
+    case Storage::Arena:
+      base = static_cast<std::byte*>(gpus_.at(op.device().index)->arena.address);
+      break;
+    case Storage::Param:
+    case Storage::Input:
+      base = static_cast<std::byte*>(liveOf(state, placement.base).device);
+      break;
+    case Storage::Nowhere:
+      GXC_CHECK(false, "layer '{}', a fused kernel's inner member, has memory", op.layerName());
   }
-  CachingAllocator& allocator = *gpus_.at(op.device().index)->allocator;
-  reapFrees(state, /*wait=*/false);
-  CachingAllocator::Block block;
-  try {
-    block = allocator.allocate(op.result->type.bytes(), purpose, op.loc);
-  } catch (const Error&) {
-    // Blocks still in use by a stream may be what is missing: wait for them, then retry.
-    if (state.pendingFrees.empty()) throw;
-    reapFrees(state, /*wait=*/true);
-    block = allocator.allocate(op.result->type.bytes(), purpose, op.loc);
-  }
-  live.allocator = &allocator;
-  live.block = block;
-  live.device = block.address;
+  live.device = placement.bytes == 0 ? nullptr : base + placement.offset;
 }
 
 void CudaExecutor::placeInput(RunState& state, const Value* input,
@@ -141,15 +132,23 @@ void CudaExecutor::executeOnHost(RunState& state, const Op& op, Live& result) {
   // OpenBLAS for GEMMs, the reference kernels for the rest: host ops of a GPU run are few
   // and small, and this builds no host kernels for them.
   std::vector<const Tensor*> operands;
-  for (const Value* operand : op.operands) operands.push_back(liveOf(state, operand).host.get());
-  Tensor value = op.kind == OpKind::Matmul   ? cpuMatmul(op, operands)
-                 : op.kind == OpKind::Linear ? cpuLinear(op, operands)
-                                             : evaluateReferenceOp(op, operands);
+  std::vector<ConstTensorView> views;
+  for (const Value* operand : op.operands) {
+    operands.push_back(liveOf(state, operand).host.get());
+    views.push_back(operands.back()->view());
+  }
+  Tensor value(op.result->type.dtype, op.result->type.shape);
+  if (op.kind == OpKind::Matmul)
+    cpuMatmul(op, views, value.view());
+  else if (op.kind == OpKind::Linear)
+    cpuLinear(op, views, value.view());
+  else
+    value = evaluateReferenceOp(op, operands);
   // Indices a GPU op will read, scattered from here (a shard, a micro-batch): checked now, on
   // the host, before any copy takes them to the GPU.
   for (const IndexCheck& check : indexChecks_)
     if (check.when == IndexCheckPoint::AfterHostOp && check.source == op.result)
-      checkDataIndices(*check.consumer, value);
+      checkDataIndices(*check.consumer, value.view());
   result.host = std::make_shared<Tensor>(std::move(value));
 }
 
@@ -164,7 +163,7 @@ void CudaExecutor::execute(RunState& state, size_t index, Live& result) {
     case StepKind::Copy:
       return copy(state, index, result);
     case StepKind::View:
-      return;  // allocateResult pointed it into its base
+      return;  // allocateResult pointed it at the bytes it sees
     case StepKind::Gemm: {
       const CudaGemm& gemm = gemms_.at(step.root());
       const void* bias = gemm.biasValue ? liveOf(state, gemm.biasValue).device : nullptr;
@@ -212,7 +211,7 @@ void CudaExecutor::checkIndicesOnDevice(RunState& state, const KernelStep& step,
     checkCuda(cudaMemcpy(values.data(), liveOf(state, indices).device, values.nbytes(),
                          cudaMemcpyDeviceToHost),
               fmt::format("layer '{}': reading its indices back", op->layerName()));
-    checkDataIndices(*op, values);
+    checkDataIndices(*op, values.view());
   }
 }
 
@@ -256,7 +255,7 @@ void CudaExecutor::freeIfDead(RunState& state, const Value* value, size_t index)
   auto last = schedule_.lastUse.find(value);
   if (last != schedule_.lastUse.end() && last->second != index) return;
   Live& live = it->second;
-  if (!live.allocator) {  // a view: its base owns the bytes
+  if (!live.allocator) {  // bytes of an arena, a param or an input: nothing of its own
     state.live.erase(it);
     return;
   }

@@ -18,12 +18,14 @@ namespace gxc {
 struct CudaExecutor::Gpu {
   int cudaDevice;
   std::unique_ptr<CachingAllocator> allocator;
+  CachingAllocator::Block arena;  // the activations' arena (allocateArena), from the first run
   std::unique_ptr<CudaGemmRunner> gemm;
   std::unique_ptr<CudaEvent> runStart;
 };
 
-// A value's data: a host tensor, or a block of a GPU's memory; and the streams that have
-// used it, which a free must wait for.
+// A value's data: a host tensor, or a GPU pointer (a block of its own, or bytes of an arena,
+// a param or an input, with no allocator); and the streams that have used it, which a free
+// must wait for.
 struct CudaExecutor::Live {
   std::shared_ptr<Tensor> host;
   void* device = nullptr;

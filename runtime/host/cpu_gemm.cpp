@@ -10,7 +10,7 @@ namespace {
 // f32 view of a tensor: the tensor's own buffer when it is f32, a widened copy otherwise.
 class F32View {
  public:
-  explicit F32View(const Tensor& tensor) {
+  explicit F32View(const ConstTensorView& tensor) {
     if (tensor.dtype() == DType::F32) {
       data_ = tensor.as<float>();
     } else {
@@ -38,18 +38,21 @@ void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const floa
 // finish() rounds into the result's dtype.
 class F32Result {
  public:
-  explicit F32Result(const TensorType& type) : result_(type.dtype, type.shape) {
+  F32Result(const Op& op, TensorView result) : result_(std::move(result)) {
+    const TensorType& type = op.result->type;
+    GXC_CHECK(result_.dtype() == type.dtype && result_.shape() == type.shape,
+              "layer '{}': GEMM result placed as {}{}, not {}", op.layerName(),
+              dtypeName(result_.dtype()), shapeString(result_.shape()), type.withoutDevice());
     if (type.dtype != DType::F32) scratch_.resize(static_cast<size_t>(result_.numel()));
   }
   float* data() { return scratch_.empty() ? result_.as<float>() : scratch_.data(); }
-  Tensor finish() {
+  void finish() {
     for (size_t i = 0; i < scratch_.size(); ++i)
       result_.storeFloat(static_cast<int64_t>(i), scratch_[i]);
-    return std::move(result_);
   }
 
  private:
-  Tensor result_;
+  TensorView result_;
   std::vector<float> scratch_;
 };
 
@@ -63,9 +66,9 @@ void checkGemmSize(const Op& op, int64_t m, int64_t n, int64_t k) {
 
 }  // namespace
 
-Tensor cpuMatmul(const Op& op, const std::vector<const Tensor*>& operands) {
-  const Tensor& a = *operands[0];
-  const Tensor& b = *operands[1];
+void cpuMatmul(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result) {
+  const ConstTensorView& a = operands[0];
+  const ConstTensorView& b = operands[1];
   bool transA = op.attrs.getBool("transpose_a", false);
   bool transB = op.attrs.getBool("transpose_b", false);
   const TensorType& type = op.result->type;
@@ -77,30 +80,29 @@ Tensor cpuMatmul(const Op& op, const std::vector<const Tensor*>& operands) {
   int64_t strideA = a.rank() == 3 && a.shape()[0] > 1 ? m * k : 0;
   int64_t strideB = b.rank() == 3 && b.shape()[0] > 1 ? k * n : 0;
   F32View av(a), bv(b);
-  F32Result c(type);
+  F32Result c(op, std::move(result));
   for (int64_t i = 0; i < batch; ++i)
     sgemm(transA, transB, m, n, k, av.data() + i * strideA, bv.data() + i * strideB,
           c.data() + i * m * n);
-  return c.finish();
+  c.finish();
 }
 
-Tensor cpuLinear(const Op& op, const std::vector<const Tensor*>& operands) {
-  const Tensor& x = *operands[0];
-  const TensorType& type = op.result->type;
+void cpuLinear(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result) {
+  const ConstTensorView& x = operands[0];
   int64_t in = op.attrs.getInt("in_features", 0), out = op.attrs.getInt("out_features", 0);
   int64_t rows = in == 0 ? 0 : x.numel() / in;
   checkGemmSize(op, rows, out, in);
-  F32View xv(x), wv(*operands[1]);
-  F32Result y(type);
+  F32View xv(x), wv(operands[1]);
+  F32Result y(op, std::move(result));
   float beta = 0.0f;
   if (operands.size() == 3) {  // y = bias, then y = x W^T + y: the bias rides in the GEMM
-    F32View bias(*operands[2]);
+    F32View bias(operands[2]);
     for (int64_t r = 0; r < rows; ++r)
       std::copy(bias.data(), bias.data() + out, y.data() + r * out);
     beta = 1.0f;
   }
   sgemm(false, true, rows, out, in, xv.data(), wv.data(), y.data(), beta);
-  return y.finish();
+  y.finish();
 }
 
 }  // namespace gxc

@@ -1,5 +1,7 @@
 // matmul and linear on the host through OpenBLAS (cblas_sgemm): the `cpu` platform's GEMMs.
 // f16/bf16 operands are widened to f32 and the result rounded once, as the reference does.
+// The result is written into `result` (the op's result type, already placed by the caller),
+// which must not overlap an operand.
 #pragma once
 
 #include <vector>
@@ -9,7 +11,7 @@
 
 namespace gxc {
 
-Tensor cpuMatmul(const Op& op, const std::vector<const Tensor*>& operands);
-Tensor cpuLinear(const Op& op, const std::vector<const Tensor*>& operands);
+void cpuMatmul(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result);
+void cpuLinear(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result);
 
 }  // namespace gxc

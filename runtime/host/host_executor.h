@@ -1,61 +1,66 @@
-// Executes a placed graph on the host, op by op, in order.
+// Executes a placed, planned graph on the host: the `cpu` platform.
 //
-// Two kernel sets: `Reference` runs every op through the plain reference interpreter (the
-// oracle; fused kernels are computed op by op); `Cpu` is the `cpu` platform, which runs the
-// graph's generated kernels (runtime/host/host_generated_kernels.h: built once, when the executor
-// is made), GEMMs through OpenBLAS, and never materializes a fused kernel's internal values. Params
-// are materialized once and stay resident; an activation is freed after its last use, so peak
-// memory is that of a real run.
+// What it does: runs the graph's steps (ir/kernel_steps.h) in program order with its generated
+// kernels (runtime/host/host_generated_kernels.h: built once, when the executor is made) and
+// GEMMs through OpenBLAS; a fused kernel's inner values are never materialized, and a view is
+// its operand's bytes, so it runs nothing. Every activation is written and read at the offset
+// plan-memory gave it, in one arena (runtime/host_arena.h) of exactly the plan's size,
+// allocated when the executor is made and reused by every run, so the memory a run uses is
+// the plan's. Params are materialized once, at the first run, and stay resident; inputs are
+// read where the caller keeps them; outputs are copied out of the arena when the run ends.
+// The oracle that runs every op through the reference interpreter is ReferenceExecutor
+// (runtime/reference/reference_executor.h).
+//
+// Requires: every value placed on the host; a graph after plan-memory (one thread runs the ops
+// in order, so streams are not needed).
+// Guarantees: outputs equal the reference interpreter's within float tolerance. A failed run
+// (an index out of range) throws a runtime error (exit 3) naming the layer; the executor can
+// run again.
 #pragma once
 
 #include <cstdint>
 #include <map>
-#include <memory>
 #include <string>
-#include <unordered_set>
-#include <vector>
 
 #include "codegen/kernel_cache.h"
 #include "ir/graph.h"
 #include "runtime/host/host_generated_kernels.h"
+#include "runtime/host_arena.h"
+#include "runtime/memory_plan.h"
 #include "runtime/param_init.h"
 #include "tensor/tensor.h"
 
 namespace gxc {
 
-enum class HostKernels { Reference, Cpu };
-
 struct HostRunStats {
   double milliseconds = 0;
-  int64_t peakBytes = 0;      // params plus the largest set of live activations
+  int64_t peakBytes = 0;      // what the run held: params, inputs and the arena
   int64_t residentBytes = 0;  // params
+  int64_t arenaBytes = 0;     // the activations' arena, as allocated
 };
 
 class HostExecutor {
  public:
-  // Requires every value placed on the host (after assign-devices on a host-only run).
-  HostExecutor(const Graph& graph, HostKernels kernels);
+  explicit HostExecutor(const Graph& graph);
 
   // `inputs` holds one tensor per graph input, by name, of the declared type. Returns the
   // outputs by their model names.
   std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs,
                                     HostRunStats* stats = nullptr);
 
-  // The kernel cache's counts of the build of the generated kernels (`Cpu` only).
-  KernelCacheStats kernelCacheStats() const;
+  // The kernel cache's counts of the build of the generated kernels.
+  KernelCacheStats kernelCacheStats() const { return generated_.cacheStats(); }
 
  private:
   void materializeParams();
+  ConstTensorView viewOf(const Value* value, const std::map<std::string, Tensor>& inputs) const;
 
   const Graph& graph_;
-  HostKernels kernels_;
-  std::unique_ptr<HostGeneratedKernels> generated_;  // `Cpu` only
+  MemoryPlan plan_;
+  HostGeneratedKernels generated_;
+  HostArena arena_;
   WeightFiles weightFiles_;
   std::map<const Value*, Tensor> params_;
-  std::map<const Value*, size_t> lastUse_;  // op index after which a value is dead
-  // Fused kernels, counted in the peak as they will run (and as plan-memory plans them):
-  // their inner values never, as a generated kernel keeps them in registers; their result
-  // from their first member on, by op index. The members are still computed one by one.
   int64_t paramBytes_ = 0;
   bool paramsReady_ = false;
 };

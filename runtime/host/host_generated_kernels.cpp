@@ -8,26 +8,25 @@
 namespace gxc {
 namespace {
 
-void checkIndices(const Op& op, const std::map<const Value*, const Tensor*>& tensors) {
-  if (const Value* indices = dataIndexOperand(op)) checkDataIndices(op, *tensors.at(indices));
+void checkIndices(const Op& op, const std::map<const Value*, ConstTensorView>& tensors) {
+  if (const Value* indices = dataIndexOperand(op)) checkDataIndices(op, tensors.at(indices));
 }
 
-Tensor gemm(const Op& op, const std::map<const Value*, const Tensor*>& tensors) {
-  std::vector<const Tensor*> operands;
+void gemm(const Op& op, const std::map<const Value*, ConstTensorView>& tensors,
+          const TensorView& result) {
+  std::vector<ConstTensorView> operands;
   for (const Value* operand : op.operands) operands.push_back(tensors.at(operand));
-  return op.kind == OpKind::Matmul ? cpuMatmul(op, operands) : cpuLinear(op, operands);
+  if (op.kind == OpKind::Matmul)
+    cpuMatmul(op, operands, result);
+  else
+    cpuLinear(op, operands, result);
 }
 
-Tensor view(const Op& op, const Tensor& input) {
-  const TensorType& type = op.result->type;
-  if (op.kind == OpKind::Reshape) return input.reshaped(type.shape);
-  // A slice along axis 0: rows [start, end) are one contiguous range.
-  Tensor result(type.dtype, type.shape);
-  size_t rowBytes = input.nbytes() / static_cast<size_t>(input.shape()[0]);
-  std::memcpy(result.data(),
-              input.data() + static_cast<size_t>(op.attrs.getInt("start", 0)) * rowBytes,
-              result.nbytes());
-  return result;
+void checkResultType(const Op& root, const TensorView& result) {
+  const TensorType& type = root.result->type;
+  GXC_CHECK(result.dtype() == type.dtype && result.shape() == type.shape,
+            "layer '{}': result placed as {}{}, not {}", root.layerName(),
+            dtypeName(result.dtype()), shapeString(result.shape()), type.withoutDevice());
 }
 
 }  // namespace
@@ -38,7 +37,7 @@ const Value* dataIndexOperand(const Op& op) {
   return nullptr;
 }
 
-void checkDataIndices(const Op& op, const Tensor& indices) {
+void checkDataIndices(const Op& op, const ConstTensorView& indices) {
   if (op.kind == OpKind::Embedding) {
     int64_t rows = op.operands[1]->type.shape[0];
     for (int64_t i = 0; i < indices.numel(); ++i) {
@@ -68,47 +67,49 @@ HostGeneratedKernels::HostGeneratedKernels(const Graph& graph, KernelCache cache
     byRoot_[kernel.ops.back()] = {&kernel, library_->kernel(kernel.name)};
 }
 
-void HostGeneratedKernels::launch(const Loaded& loaded, Tensor& output,
-                                  const std::map<const Value*, const Tensor*>& tensors) const {
+void HostGeneratedKernels::launch(const Loaded& loaded, const TensorView& output,
+                                  const std::map<const Value*, ConstTensorView>& tensors) const {
   HostKernelArgs args;
   args.p[0] = output.data();
   for (size_t i = 0; i < loaded.kernel->inputs.size(); ++i)
-    args.p[i + 1] = const_cast<std::byte*>(tensors.at(loaded.kernel->inputs[i])->data());
+    args.p[i + 1] = const_cast<std::byte*>(tensors.at(loaded.kernel->inputs[i]).data());
   library_->launch(loaded.function, args, loaded.kernel->host.grid);
 }
 
-Tensor HostGeneratedKernels::run(const KernelStep& step,
-                                 const std::vector<const Tensor*>& inputs) const {
+void HostGeneratedKernels::run(const KernelStep& step, const std::vector<ConstTensorView>& inputs,
+                               const TensorView& result) const {
   GXC_CHECK(inputs.size() == step.inputs.size(), "step '{}' given {} tensors for {} inputs",
             step.root()->layerName(), inputs.size(), step.inputs.size());
-  std::map<const Value*, const Tensor*> tensors;
-  for (size_t i = 0; i < inputs.size(); ++i) tensors[step.inputs[i]] = inputs[i];
   const Op& root = *step.root();
+  checkResultType(root, result);
+  std::map<const Value*, ConstTensorView> tensors;
+  for (size_t i = 0; i < inputs.size(); ++i) tensors[step.inputs[i]] = inputs[i];
   switch (step.kind) {
     case StepKind::Param:
       GXC_CHECK(false, "param '{}' is materialized, not run", root.layerName());
-      break;
+      return;
     case StepKind::Copy:
-      return *inputs.at(0);
+      GXC_CHECK(inputs.at(0).nbytes() == result.nbytes(), "copy '{}' of {} bytes into {}",
+                root.layerName(), inputs.at(0).nbytes(), result.nbytes());
+      if (result.nbytes() > 0) std::memcpy(result.data(), inputs[0].data(), result.nbytes());
+      return;
     case StepKind::View:
-      return view(root, *inputs.at(0));
-    case StepKind::Gemm: {
-      Tensor product = gemm(*step.first(), tensors);
-      if (step.ops.size() == 1) return product;
-      // The epilogue reads the GEMM's result as its first input.
-      tensors[step.first()->result] = &product;
-      Tensor result(root.result->type.dtype, root.result->type.shape);
+      // Nothing to compute: the executor placed the view on its operand's bytes.
+      GXC_CHECK(result.nbytes() == 0 || result.data() == inputs.at(0).data() + viewByteOffset(root),
+                "view '{}' is not placed on its operand's bytes", root.layerName());
+      return;
+    case StepKind::Gemm:
+      gemm(*step.first(), tensors, result);
+      if (step.ops.size() == 1) return;
+      // The epilogue reads the GEMM's product as its first input, from the result's bytes.
+      tensors[step.first()->result] = result;
       launch(byRoot_.at(&root), result, tensors);
-      return result;
-    }
-    case StepKind::Generated: {
+      return;
+    case StepKind::Generated:
       for (const Op* op : step.ops) checkIndices(*op, tensors);
-      Tensor result(root.result->type.dtype, root.result->type.shape);
       launch(byRoot_.at(&root), result, tensors);
-      return result;
-    }
+      return;
   }
-  return {};
 }
 
 }  // namespace gxc

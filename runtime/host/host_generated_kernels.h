@@ -3,12 +3,15 @@
 //
 // At construction the graph's CUDA C++ (codegen/cuda_source.h) is generated and built by the
 // host compiler through the on-disk kernel cache (codegen/host_kernel_library.h), once for
-// all of the graph's kernels and before anything runs. A step then runs as its kind says:
-// a generated kernel on the host (grid as loops, blockDim 1); a GEMM through OpenBLAS
-// (runtime/host/cpu_gemm.h), followed by its generated epilogue kernel when one was fused into it;
-// a copy as a copy; a view as the same bytes. Internal values of a fused kernel are never
-// materialized. Indices that are data (embedding rows, cross_entropy targets) are checked
-// before the kernel is launched, with the reference interpreter's messages.
+// all of the graph's kernels and before anything runs. A step then runs as its kind says,
+// writing its result where the caller placed it (the executors' arenas): a generated kernel
+// on the host (grid as loops, blockDim 1); a GEMM through OpenBLAS (runtime/host/cpu_gemm.h),
+// followed by its generated epilogue kernel when one was fused into it, which reads the GEMM's
+// product in the result's own bytes (an epilogue is elementwise: each element is read before
+// it is written); a copy as a copy; a view as nothing at all, its result being its operand's
+// bytes already. Internal values of a fused kernel are never materialized. Indices that are
+// data (embedding rows, cross_entropy targets) are checked before the kernel is launched, with
+// the reference interpreter's messages.
 #pragma once
 
 #include <map>
@@ -28,7 +31,7 @@ namespace gxc {
 // cross_entropy's targets), or null; and the reference interpreter's check of those values,
 // with its messages (a runtime error, exit 3). The cuda platform checks them the same way.
 const Value* dataIndexOperand(const Op& op);
-void checkDataIndices(const Op& op, const Tensor& indices);
+void checkDataIndices(const Op& op, const ConstTensorView& indices);
 
 class HostGeneratedKernels {
  public:
@@ -39,9 +42,11 @@ class HostGeneratedKernels {
   const CudaSource& source() const { return source_; }
   const KernelCacheStats& cacheStats() const { return cache_.stats(); }
 
-  // Computes `step` (not a param) from its inputs, given in the order of step.inputs. Safe to
-  // call from several threads at once.
-  Tensor run(const KernelStep& step, const std::vector<const Tensor*>& inputs) const;
+  // Computes `step` (not a param) from its inputs, given in the order of step.inputs, into
+  // `result` (the root's type; for a view, its operand's bytes from viewByteOffset on; else
+  // overlapping no input). Safe to call from several threads at once.
+  void run(const KernelStep& step, const std::vector<ConstTensorView>& inputs,
+           const TensorView& result) const;
 
  private:
   struct Loaded {
@@ -49,8 +54,8 @@ class HostGeneratedKernels {
     HostKernelLibrary::Kernel function;
   };
 
-  void launch(const Loaded& loaded, Tensor& output,
-              const std::map<const Value*, const Tensor*>& tensors) const;
+  void launch(const Loaded& loaded, const TensorView& output,
+              const std::map<const Value*, ConstTensorView>& tensors) const;
 
   KernelSteps steps_;
   CudaSource source_;

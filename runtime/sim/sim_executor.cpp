@@ -16,6 +16,7 @@ SimExecutor::SimExecutor(const Graph& scheduled, SimConfig config)
     : graph_(scheduled),
       config_(std::move(config)),
       schedule_(readSchedule(scheduled)),
+      plan_(scheduled),
       staging_(config_.stagingBytes) {
   if (config_.gpus < 1) usageError("--sim-gpus needs at least 1 GPU, not {}", config_.gpus);
   if (config_.memoryPerGpu <= 0) usageError("--sim-gpus: GPU memory must be positive");
@@ -50,17 +51,7 @@ SimExecutor::SimExecutor(const Graph& scheduled, SimConfig config)
         std::make_unique<CachingAllocator>(Device::cuda(i).str(), config_.memoryPerGpu));
   for (int64_t id : schedule_.events) events_[id] = std::make_unique<SimEvent>();
   generated_ = std::make_unique<HostGeneratedKernels>(graph_);
-  // A fused kernel reads its inputs when its root runs: they live until then.
-  std::map<const Op*, size_t> issueIndex;
-  for (size_t i = 0; i < schedule_.ops.size(); ++i) issueIndex[schedule_.ops[i].op] = i;
-  for (const KernelStep& step : generated_->steps().steps()) {
-    if (step.kind == StepKind::Param) continue;
-    for (const Value* input : step.inputs) {
-      auto last = schedule_.lastUse.find(input);
-      if (last != schedule_.lastUse.end())
-        last->second = std::max(last->second, issueIndex.at(step.root()));
-    }
-  }
+  checkArenaReuseOrdered(schedule_, plan_, generated_->steps());
   for (const ScheduledStream& stream : schedule_.streams)
     streams_.push_back(std::make_unique<SimStream>(stream.name));
 }
@@ -91,16 +82,12 @@ void SimExecutor::releaseCached() {
   for (auto& allocator : gpuAllocators_) allocator->releaseCached();
 }
 
-std::shared_ptr<SimExecutor::Buffer> SimExecutor::upload(const Tensor& host, const Device& device) {
-  auto buffer = std::make_shared<Buffer>();
-  if (device.isCpu()) {
-    buffer->tensor = host;
-    return buffer;
-  }
-  buffer->tensor = Tensor(host.dtype(), host.shape());
-  staging_.copy(virtualGpu(device), CopyDirection::HostToDevice, host.data(), buffer->tensor.data(),
+Tensor SimExecutor::upload(const Tensor& host, const Device& device) {
+  if (device.isCpu()) return host;
+  Tensor uploaded(host.dtype(), host.shape());
+  staging_.copy(virtualGpu(device), CopyDirection::HostToDevice, host.data(), uploaded.data(),
                 host.nbytes());
-  return buffer;
+  return uploaded;
 }
 
 void SimExecutor::uploadParams() {
@@ -108,9 +95,12 @@ void SimExecutor::uploadParams() {
   // data lives in host memory and the OOM killer, not an error, would end the run.
   int64_t needed = 0;
   for (const Op* param : schedule_.params) needed += param->result->type.bytes();
+  for (const auto& [device, bytes] : plan_.arenas()) needed += bytes;
   int64_t available = static_cast<int64_t>(sysconf(_SC_AVPHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
   if (available > 0 && needed > available)
-    runtimeError({}, "the model's params need {} of host memory to simulate, which has {} free",
+    runtimeError({},
+                 "the model's params and activations need {} of host memory to simulate, which "
+                 "has {} free",
                  formatBytes(needed), formatBytes(available));
   try {
     for (const Op* param : schedule_.params) {
@@ -132,26 +122,73 @@ void SimExecutor::uploadParams() {
   paramsReady_ = true;
 }
 
+void SimExecutor::reserveArenas() {
+  // Device by device, in the plan's order (cpu, cuda:0, ...); every arena or none.
+  std::vector<Arena> arenas;
+  try {
+    for (const auto& [device, bytes] : plan_.arenas()) {
+      Arena arena;
+      arena.allocator = &allocatorFor(device);
+      arena.block = arena.allocator->allocateArena(
+          bytes, fmt::format("the activations' arena of graph '{}'", graph_.name()));
+      arena.data = HostArena(bytes);
+      arenas.push_back(std::move(arena));
+    }
+  } catch (...) {
+    for (Arena& arena : arenas) arena.allocator->free(arena.block);
+    throw;
+  }
+  arenas_ = std::move(arenas);
+  arenasReady_ = true;
+}
+
 void SimExecutor::placeInputs(RunState& state, const std::map<std::string, Tensor>& inputs) {
   for (const Value* input : graph_.inputs()) {
     const Tensor& tensor = boundInput(inputs, input->name, input->type);
     const Device& device = input->type.device;
-    CachingAllocator& allocator = allocatorFor(device);
-    CachingAllocator::Block block =
-        allocator.allocate(input->type.bytes(), fmt::format("input '{}'", input->name), input->loc);
-    state.live[input] = {nullptr, &allocator, block};
-    state.live[input].data = upload(tensor, device);
-    if (device.isCuda()) state.device(device).uploadedBytes += input->type.bytes();
-    freeIfDead(state, input, std::numeric_limits<size_t>::max());
+    RunState::Input& placed = state.inputs[input];
+    placed.allocator = &allocatorFor(device);
+    placed.block = placed.allocator->allocate(input->type.bytes(),
+                                              fmt::format("input '{}'", input->name), input->loc);
+    if (device.isCpu()) {
+      placed.data = tensor.view();  // the caller's tensor outlives the run
+    } else {
+      placed.uploaded = upload(tensor, device);
+      placed.data = placed.uploaded.view();
+      state.device(device).uploadedBytes += input->type.bytes();
+    }
   }
 }
 
-std::shared_ptr<const SimExecutor::Buffer> SimExecutor::bufferOf(const RunState& state,
-                                                                 const Value* value) const {
-  if (auto param = params_.find(value); param != params_.end()) return param->second;
-  auto live = state.live.find(value);
-  GXC_CHECK(live != state.live.end(), "value '{}' is read after it was freed", value->name);
-  return live->second.data;
+ConstTensorView SimExecutor::viewOf(const RunState& state, const Value* value) const {
+  const Placement& placement = plan_.placementOf(value);
+  const std::byte* base = nullptr;
+  switch (placement.storage) {
+    case Storage::Arena:
+      return resultOf(value);
+    case Storage::Param:
+      base = params_.at(placement.base).data();
+      break;
+    case Storage::Input:
+      base = state.inputs.at(placement.base).data.data();
+      break;
+    case Storage::Nowhere:
+      GXC_CHECK(false, "'{}', a fused kernel's inner value, is read outside it", value->name);
+  }
+  return {value->type.dtype, value->type.shape,
+          placement.bytes == 0 ? nullptr : base + placement.offset};
+}
+
+TensorView SimExecutor::resultOf(const Value* value) const {
+  const Placement& placement = plan_.placementOf(value);
+  GXC_CHECK(placement.storage == Storage::Arena, "'{}' is written, but has no arena bytes",
+            value->name);
+  // arenas_ holds one arena per entry of plan_.arenas(), in its order.
+  for (size_t i = 0; i < arenas_.size(); ++i)
+    if (plan_.arenas()[i].first == placement.device)
+      return arenas_[i].data.view(value, placement.offset);
+  GXC_CHECK(false, "no arena reserved on {}", placement.device.str());
+  return {};
 }
 
 double SimExecutor::simulatedSeconds(const KernelStep& step) const {
@@ -166,15 +203,6 @@ void SimExecutor::issue(RunState& state, size_t index) {
   const ScheduledOp& scheduled = schedule_.ops[index];
   const Op& op = *scheduled.op;
   const KernelStep& step = generated_->steps().stepOf(&op);
-  // Memory first, as a CUDA framework allocates before it launches: if the result does not
-  // fit, nothing of this op is issued and the error names it. A fused kernel's internal
-  // values have no memory.
-  if (step.root() == &op) {
-    CachingAllocator& allocator = allocatorFor(op.device());
-    CachingAllocator::Block block = allocator.allocate(
-        op.result->type.bytes(), fmt::format("layer '{}'", op.layerName()), op.loc);
-    state.live[op.result] = {std::make_shared<Buffer>(), &allocator, block};
-  }
 
   // A fused kernel is one launch, timed and drawn when its root is issued: its earlier
   // members only hold the stream for the events they wait for (assign-streams gives a
@@ -198,11 +226,6 @@ void SimExecutor::issue(RunState& state, size_t index) {
       std::rethrow_exception(describeFailure(failure.opIndex, failure.original, true));
     }
   }
-  std::vector<const Value*> reads =
-      step.root() == &op ? step.inputs
-                         : std::vector<const Value*>(op.operands.begin(), op.operands.end());
-  for (const Value* operand : reads) freeIfDead(state, operand, index);
-  freeIfDead(state, op.result, index);
 }
 
 void SimExecutor::enqueue(RunState& state, size_t index) {
@@ -211,14 +234,16 @@ void SimExecutor::enqueue(RunState& state, size_t index) {
   SimStream& stream = *streams_[scheduled.stream];
   for (int64_t event : scheduled.waits) stream.wait(*events_.at(event));
   const KernelStep* step = generated_->steps().stepOfRoot(op);
-  if (!step) {  // an internal member of a fused kernel: its root computes it
+  // An internal member of a fused kernel (its root computes it), or a view (its operand's
+  // bytes already): nothing to run but the events.
+  if (!step || step->kind == StepKind::View) {
     if (scheduled.record) stream.record(*events_.at(*scheduled.record));
     return;
   }
 
-  std::vector<std::shared_ptr<const Buffer>> operands;
-  for (const Value* operand : step->inputs) operands.push_back(bufferOf(state, operand));
-  std::shared_ptr<Buffer> result = state.live.at(op->result).data;
+  std::vector<ConstTensorView> operands;
+  for (const Value* operand : step->inputs) operands.push_back(viewOf(state, operand));
+  TensorView result = resultOf(op->result);
   // Host<->device copies go through the pinned staging buffer of the GPU side.
   int stagingGpu = -1;
   CopyDirection direction = CopyDirection::HostToHost;
@@ -230,21 +255,16 @@ void SimExecutor::enqueue(RunState& state, size_t index) {
   }
   SimStagingBuffers* staging = &staging_;
   const HostGeneratedKernels* generated = generated_.get();
-  // The task owns what it reads and writes (shared buffers), so freeing a value's memory
-  // in program order never pulls data from under a stream that still has to read it.
-  stream.enqueue([step, generated, operands = std::move(operands), result, staging, stagingGpu,
-                  direction, index] {
+  // The task reads and writes the bytes of the arenas, params and inputs in place: they
+  // outlive every task of the run (run() drains the streams before it returns), and the
+  // schedule's events order every reuse of arena bytes after their last reader.
+  stream.enqueue([step, generated, operands = std::move(operands), result = std::move(result),
+                  staging, stagingGpu, direction, index] {
     try {
-      std::vector<const Tensor*> tensors;
-      for (const auto& operand : operands) tensors.push_back(&operand->tensor);
-      if (stagingGpu >= 0) {
-        const Tensor& source = *tensors[0];
-        Tensor moved(source.dtype(), source.shape());
-        staging->copy(stagingGpu, direction, source.data(), moved.data(), source.nbytes());
-        result->tensor = std::move(moved);
-      } else {
-        result->tensor = generated->run(*step, tensors);
-      }
+      if (stagingGpu >= 0)
+        staging->copy(stagingGpu, direction, operands[0].data(), result.data(), result.nbytes());
+      else
+        generated->run(*step, operands, result);
     } catch (...) {
       throw KernelFailure(index, std::current_exception());
     }
@@ -252,23 +272,15 @@ void SimExecutor::enqueue(RunState& state, size_t index) {
   if (scheduled.record) stream.record(*events_.at(*scheduled.record));
 }
 
-void SimExecutor::freeIfDead(RunState& state, const Value* value, size_t index) {
-  auto it = state.live.find(value);
-  if (it == state.live.end()) return;
-  auto last = schedule_.lastUse.find(value);
-  if (last != schedule_.lastUse.end() && last->second != index) return;
-  it->second.allocator->free(it->second.block);
-  state.live.erase(it);
-}
-
-void SimExecutor::freeRunMemory(RunState& state) {
-  for (auto& [value, live] : state.live) live.allocator->free(live.block);
-  state.live.clear();
+void SimExecutor::freeInputs(RunState& state) {
+  for (auto& [value, input] : state.inputs) input.allocator->free(input.block);
+  state.inputs.clear();
 }
 
 std::map<std::string, Tensor> SimExecutor::run(const std::map<std::string, Tensor>& inputs,
                                                SimRunReport* report) {
   if (!paramsReady_) uploadParams();
+  if (!arenasReady_) reserveArenas();
   hostAllocator_->resetPeaks();
   for (auto& allocator : gpuAllocators_) allocator->resetPeaks();
   RunState state(schedule_, config_.deviceMap);
@@ -281,13 +293,13 @@ std::map<std::string, Tensor> SimExecutor::run(const std::map<std::string, Tenso
   }
   synchronizeAll(failure);
   if (failure) {
-    freeRunMemory(state);
+    freeInputs(state);
     std::rethrow_exception(failure);
   }
   std::map<std::string, Tensor> outputs;
   for (const GraphOutput& output : graph_.outputs())
-    outputs[output.name] = bufferOf(state, output.value)->tensor;
-  freeRunMemory(state);
+    outputs[output.name] = Tensor(viewOf(state, output.value));
+  freeInputs(state);
   if (report) state.fillReport(*report, *this);
   return outputs;
 }

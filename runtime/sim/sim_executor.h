@@ -11,16 +11,26 @@
 // it waits for have completed, and lasts what the H100 cost model says; a fused kernel is
 // priced, and drawn in the trace, as one kernel (simStepSeconds: one launch, its external
 // inputs and its result as traffic). The clock is computed in issue order on the
-// calling thread, so it is deterministic whatever the threads do. Memory is accounted per GPU by a
-// caching allocator with that GPU's capacity: an op's result is allocated when the op is issued
-// (out of memory names the layer) and freed after its last reader in program order.
+// calling thread, so it is deterministic whatever the threads do.
 //
-// Requires: a graph after assign-streams (see runtime/schedule.h for the contract) whose
-// cuda:i devices are all in the config's device list.
+// Memory is the plan's (passes/plan_memory.h, runtime/memory_plan.h): each device's activations
+// live at their planned offsets in one arena, reserved once per executor, at the first run,
+// from that GPU's caching allocator as a segment of exactly the plan's bytes (so reserved for
+// activations is the plan's peak), with its data in a host block of that size (so a wrong
+// offset corrupts results, as on a GPU). Stream tasks read and write those bytes directly:
+// nothing but the schedule's events (assign-streams orders every reuse of an arena's bytes
+// after the last access of its previous tenant) keeps a stream from overwriting what another
+// still reads. Params are allocated from the caching allocator and uploaded once, at the first
+// run; inputs are allocated when a run starts (from the host's allocator, or uploaded to
+// their GPU) and freed when it ends; outputs are copied out of the host's arena at its end.
+//
+// Requires: a graph after plan-memory and assign-streams (see runtime/memory_plan.h and
+// runtime/schedule.h for the contracts) whose cuda:i devices are all in the config's device
+// list.
 // Guarantees: outputs equal the reference interpreter's on the same graph. A failed run
-// (out of memory, an error in a kernel) leaves no stream running and no activation allocated
-// (params stay resident) and throws a gxc runtime error (exit 3) naming the layer and device;
-// the executor can run again. Params are materialized and uploaded once, at the first run.
+// (out of memory, an error in a kernel) leaves no stream running and no input allocated
+// (params and arenas stay reserved) and throws a gxc runtime error (exit 3) naming the layer
+// (or the arena) and device; the executor can run again.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +44,8 @@
 #include "ir/graph.h"
 #include "runtime/caching_allocator.h"
 #include "runtime/host/host_generated_kernels.h"
+#include "runtime/host_arena.h"
+#include "runtime/memory_plan.h"
 #include "runtime/param_init.h"
 #include "runtime/schedule.h"
 #include "runtime/sim/sim_staging.h"
@@ -100,19 +112,26 @@ class SimExecutor {
 
  private:
   struct RunState;
-  struct Buffer;
+  // A device's arena: its data on the host, its bytes reserved from the device's allocator.
+  struct Arena {
+    HostArena data;
+    CachingAllocator* allocator = nullptr;
+    CachingAllocator::Block block;
+  };
 
   void uploadParams();
-  std::shared_ptr<Buffer> upload(const Tensor& host, const Device& device);
+  void reserveArenas();
+  Tensor upload(const Tensor& host, const Device& device);
   CachingAllocator& allocatorFor(const Device& device) const;
   int virtualGpu(const Device& device) const;
   void placeInputs(RunState& state, const std::map<std::string, Tensor>& inputs);
-  std::shared_ptr<const Buffer> bufferOf(const RunState& state, const Value* value) const;
+  // Where a value's bytes are in this run: its arena, its param, its input.
+  ConstTensorView viewOf(const RunState& state, const Value* value) const;
+  TensorView resultOf(const Value* value) const;
   double simulatedSeconds(const KernelStep& step) const;
   void issue(RunState& state, size_t index);
   void enqueue(RunState& state, size_t index);
-  void freeIfDead(RunState& state, const Value* value, size_t index);
-  void freeRunMemory(RunState& state);
+  void freeInputs(RunState& state);
   // Drains every stream; sets `failure` to the first kernel error unless it is set already.
   void synchronizeAll(std::exception_ptr& failure);
   // The error a failed op's exception becomes: attributed to its layer and device when it
@@ -123,16 +142,19 @@ class SimExecutor {
   const Graph& graph_;
   SimConfig config_;
   Schedule schedule_;
+  MemoryPlan plan_;
   SimStagingBuffers staging_;
   std::unique_ptr<CachingAllocator> hostAllocator_;
   // By the run's index (cuda:i), each with its virtual GPU's capacity: the device map is
   // one to one, so a GPU's memory is never shared by two cuda:i.
   std::vector<std::unique_ptr<CachingAllocator>> gpuAllocators_;
   WeightFiles weightFiles_;
-  std::map<const Value*, std::shared_ptr<Buffer>> params_;
+  std::map<const Value*, Tensor> params_;  // each in its device's memory (host data on sim)
   std::vector<std::pair<CachingAllocator*, CachingAllocator::Block>> paramBlocks_;
   std::map<std::string, int64_t> paramUploadBytes_;  // by device name
   bool paramsReady_ = false;
+  std::vector<Arena> arenas_;  // cpu, then cuda:0, cuda:1, ...; reserved at the first run
+  bool arenasReady_ = false;
   std::map<int64_t, std::unique_ptr<SimEvent>> events_;
   std::unique_ptr<HostGeneratedKernels> generated_;
   // Last: destroyed first, so no task outlives the events, buffers and staging it uses.

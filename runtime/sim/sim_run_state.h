@@ -1,9 +1,9 @@
 // SimExecutor's bookkeeping for one run (private to the sim_executor*.cpp and sim_run_state.cpp):
-// the values alive on each device, the simulated clock of each stream and time of each
-// event, the trace, and the per-device counters the report is made of.
+// the run's inputs, the simulated clock of each stream and time of each event, the trace, and
+// the per-device counters the report is made of.
 //
 // Requires: used only on the thread that calls SimExecutor::run; stream threads never see
-// it (tasks get shared Buffers, not the state).
+// it (tasks get views of the bytes they read and write, not the state).
 // Guarantees: the clock and the counters depend only on the schedule and the cost model,
 // never on how the stream threads happen to interleave.
 #pragma once
@@ -28,17 +28,13 @@ class KernelFailure : public std::runtime_error {
   std::exception_ptr original;
 };
 
-// The data of one value. Written by the task that produces it, read by the tasks that use
-// it; stream order or an event orders the two, and shared ownership keeps it alive until
-// the last task that reads it is done.
-struct SimExecutor::Buffer {
-  Tensor tensor;
-};
-
 struct SimExecutor::RunState {
-  struct Live {
-    std::shared_ptr<Buffer> data;
-    CachingAllocator* allocator = nullptr;  // null for a fused kernel's inner value
+  // A graph input's memory for this run: the caller's tensor on the host, an uploaded copy
+  // on a GPU; allocated from its device's allocator until the run ends.
+  struct Input {
+    Tensor uploaded;
+    ConstTensorView data;
+    CachingAllocator* allocator = nullptr;
     CachingAllocator::Block block;
   };
 
@@ -52,8 +48,8 @@ struct SimExecutor::RunState {
                const KernelStep& step);
   void fillReport(SimRunReport& report, const SimExecutor& executor);
 
-  std::map<const Value*, Live> live;  // values whose memory is allocated, params aside
-  std::vector<double> streamClock;    // seconds; by Schedule::streams index
+  std::map<const Value*, Input> inputs;
+  std::vector<double> streamClock;  // seconds; by Schedule::streams index
   std::map<int64_t, double> eventTime;
   std::map<int64_t, size_t> eventSpan;   // the trace span of the op that records it
   std::vector<int64_t> kernelWaits;      // the waits of the fused kernel being issued

@@ -89,7 +89,7 @@ TEST_P(CpuOpTest, MatchesNumPy) {
   ASSERT_TRUE(op->result->type.known);
   EXPECT_EQ(op->result->type.device, Device::cpu());
 
-  HostExecutor executor(graph, HostKernels::Cpu);
+  HostExecutor executor(graph);
   std::map<std::string, Tensor> outputs = executor.run(inputs);
   ASSERT_EQ(outputs.count("out"), 1u);
   fixtures::expectMatchesFixture(outputs.at("out"), c.expected);

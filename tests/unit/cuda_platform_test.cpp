@@ -15,8 +15,8 @@
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
 #include "runtime/cuda/cuda_executor.h"
-#include "runtime/host/host_executor.h"
 #include "runtime/param_init.h"
+#include "runtime/reference/reference_executor.h"
 #include "tests/unit/op_fixture_graph.h"
 #include "tests/unit/op_fixtures.h"
 
@@ -50,7 +50,7 @@ const FixtureRuns& fixtureRuns() {
   static const FixtureRuns runs = [] {
     FixtureRuns r;
     fixtures::OpFixtureGraph host = fixtures::buildOpFixtureGraph({Device::cpu()});
-    r.reference = HostExecutor(*host.graph, HostKernels::Reference).run(host.inputs);
+    r.reference = ReferenceExecutor(*host.graph).run(host.inputs);
     fixtures::OpFixtureGraph gpu = fixtures::buildOpFixtureGraph({Device::cuda(0)});
     try {
       CudaExecutor executor(*gpu.graph, firstGpus(1));
@@ -107,7 +107,7 @@ void expectModelMatchesTheReference(const std::string& model, int gpus, size_t e
   std::map<std::string, Tensor> inputs;
   for (const Value* input : reference->inputs())
     inputs[input->name] = defaultInput(*reference, *input, reference->attrs().getInt("seed", 0));
-  auto expected = HostExecutor(*reference, HostKernels::Reference).run(inputs);
+  auto expected = ReferenceExecutor(*reference).run(inputs);
 
   auto graph = loadModel(path);
   std::vector<Device> devices;
@@ -166,7 +166,7 @@ graph @mm(%a: f32[64,32] @cpu, %b: f32[32,48] @cpu) -> (r) attributes {seed = 3}
   std::map<std::string, Tensor> inputs;
   for (const Value* input : reference->inputs())
     inputs[input->name] = defaultInput(*reference, *input, 3);
-  auto expected = HostExecutor(*reference, HostKernels::Reference).run(inputs);
+  auto expected = ReferenceExecutor(*reference).run(inputs);
   auto graph = parseGraph(text, "mm.gxir");
   compile(*graph, {Device::cuda(0)});
   bool fused = false;

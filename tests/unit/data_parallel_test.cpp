@@ -21,8 +21,8 @@
 #include "passes/data_parallel_rules.h"
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
-#include "runtime/host/host_executor.h"
 #include "runtime/param_init.h"
+#include "runtime/reference/reference_executor.h"
 #include "runtime/sim/sim_executor.h"
 
 namespace gxc {
@@ -333,8 +333,7 @@ TEST_P(DataParallelExecutionTest, OutputsMatchTheHostReference) {
   std::map<std::string, Tensor> inputs;
   for (const Value* input : reference->inputs())
     inputs[input->name] = defaultInput(*reference, *input, reference->attrs().getInt("seed", 0));
-  std::map<std::string, Tensor> expected =
-      HostExecutor(*reference, HostKernels::Reference).run(inputs);
+  std::map<std::string, Tensor> expected = ReferenceExecutor(*reference).run(inputs);
 
   auto graph = load(c.model);
   PassContext context = dataParallel(gpus(c.gpus));

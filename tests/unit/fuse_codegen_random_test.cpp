@@ -28,8 +28,10 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "passes/fuse.h"
+#include "passes/plan_memory.h"
 #include "runtime/host/host_executor.h"
 #include "runtime/param_init.h"
+#include "runtime/reference/reference_executor.h"
 
 namespace gxc {
 namespace {
@@ -299,14 +301,14 @@ TEST(FuseCodegenRandomTest, FusedKernelsOfRandomGraphsComputeTheReferencesAnswer
     ASSERT_EQ(verifyGraph(graph), std::vector<std::string>{});
     std::map<std::string, Tensor> inputs;
     for (const Value* input : graph.inputs()) inputs[input->name] = defaultInput(graph, *input, g);
-    std::map<std::string, Tensor> expected =
-        HostExecutor(graph, HostKernels::Reference).run(inputs);
+    std::map<std::string, Tensor> expected = ReferenceExecutor(graph).run(inputs);
 
     FusePass().run(graph, PassContext{});
+    PlanMemoryPass().run(graph, PassContext{});
     std::vector<std::string> problems = verifyGraph(graph);
     ASSERT_EQ(problems, std::vector<std::string>{});
     count(graph, coverage);
-    std::map<std::string, Tensor> actual = HostExecutor(graph, HostKernels::Cpu).run(inputs);
+    std::map<std::string, Tensor> actual = HostExecutor(graph).run(inputs);
     for (const auto& [name, want] : expected) {
       const auto& [island, tolerance] = islandAndTolerance.at(name);
       double error = normwiseError(actual.at(name), want);

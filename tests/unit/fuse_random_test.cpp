@@ -13,8 +13,8 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "passes/fuse.h"
-#include "runtime/host/host_executor.h"
 #include "runtime/param_init.h"
+#include "runtime/reference/reference_executor.h"
 
 namespace gxc {
 namespace {
@@ -129,7 +129,7 @@ std::map<std::string, Tensor> runOnHost(std::string text) {
   auto graph = parseGraph(text, "host.gxir");
   std::map<std::string, Tensor> inputs;
   for (const Value* input : graph->inputs()) inputs[input->name] = defaultInput(*graph, *input, 5);
-  return HostExecutor(*graph, HostKernels::Reference).run(inputs);
+  return ReferenceExecutor(*graph).run(inputs);
 }
 
 TEST(FuseRandomTest, RandomGraphsKeepTheKernelRulesTheirAnswersAndAreFusedOnce) {

@@ -84,20 +84,23 @@ TEST(FuseTest, TheSimAllocatorCountsNoInnerValueAndStaysWithinThePlan) {
   }
 }
 
-TEST(FuseTest, TheHostExecutorCountsNoInnerValueInItsPeak) {
+TEST(FuseTest, TheHostExecutorsArenaHoldsNoInnerValue) {
   std::string hostTree = kTree;
   for (size_t at = hostTree.find("@cuda:0"); at != std::string::npos; at = hostTree.find("@cuda:0"))
     hostTree.replace(at, 7, "@cpu");
-  auto peakOf = [&](bool fuse) {
+  auto statsOf = [&](bool fuse) {
     auto graph = parseGraph(hostTree, "tree.gxir");
-    if (fuse) runPasses(*graph, {"fuse"});
+    runPasses(*graph, fuse ? std::vector<std::string>{"fuse", "plan-memory"}
+                           : std::vector<std::string>{"plan-memory"});
     std::map<std::string, Tensor> inputs = {{"x", defaultInput(*graph, *graph->inputs()[0], 0)}};
     HostRunStats stats;
-    HostExecutor(*graph, HostKernels::Cpu).run(inputs, &stats);
-    return stats.peakBytes;
+    HostExecutor(*graph).run(inputs, &stats);
+    return stats;
   };
-  EXPECT_EQ(peakOf(false), 3 * 4096);  // x, a and b; then a, b and c
-  EXPECT_EQ(peakOf(true), 2 * 4096);   // x and c
+  EXPECT_EQ(statsOf(false).arenaBytes, 3 * 4096);  // a, b and c, live together when c is made
+  EXPECT_EQ(statsOf(false).peakBytes, 4 * 4096);   // and the input x
+  EXPECT_EQ(statsOf(true).arenaBytes, 4096);       // c alone
+  EXPECT_EQ(statsOf(true).peakBytes, 2 * 4096);
 }
 
 // A kernel on cuda:0 whose second member reads a copy the first does not: the kernel launches

@@ -22,6 +22,7 @@
 #include "runtime/host/host_executor.h"
 #include "runtime/host/host_generated_kernels.h"
 #include "runtime/param_init.h"
+#include "runtime/reference/reference_executor.h"
 #include "runtime/sim/sim_executor.h"
 
 namespace gxc {
@@ -181,6 +182,14 @@ std::unique_ptr<Graph> parse(const std::string& text) {
   return graph;
 }
 
+// The graph with its memory planned, as the cpu platform runs it.
+std::unique_ptr<Graph> planned(std::unique_ptr<Graph> graph) {
+  PassManager manager;
+  manager.add("plan-memory");
+  manager.run(*graph, PassContext{});
+  return graph;
+}
+
 class FusedKernelTest : public testing::TestWithParam<FusionCase> {};
 
 TEST_P(FusedKernelTest, OneKernelForTheFusedGroup) {
@@ -198,23 +207,23 @@ TEST_P(FusedKernelTest, OneKernelForTheFusedGroup) {
 }
 
 TEST_P(FusedKernelTest, CpuMatchesTheReference) {
-  auto graph = parse(GetParam().ir);
+  auto graph = planned(parse(GetParam().ir));
   std::map<std::string, Tensor> inputs = inputsOf(*graph);
-  auto expected = HostExecutor(*graph, HostKernels::Reference).run(inputs);
-  auto actual = HostExecutor(*graph, HostKernels::Cpu).run(inputs);
+  auto expected = ReferenceExecutor(*graph).run(inputs);
+  auto actual = HostExecutor(*graph).run(inputs);
   expectOutputsClose(actual, expected, GetParam().tolerance);
 }
 
 TEST_P(FusedKernelTest, SimMatchesTheReference) {
   auto host = parse(GetParam().ir);
   std::map<std::string, Tensor> inputs = inputsOf(*host);
-  auto expected = HostExecutor(*host, HostKernels::Reference).run(inputs);
+  auto expected = ReferenceExecutor(*host).run(inputs);
   // The same graph on cuda:0, with its inputs loaded there and its output copied back.
   auto graph = parse(std::regex_replace(GetParam().ir, std::regex("@cpu"), "@cuda:0"));
   PassContext context;
   context.target = Target::of({Device::cuda(0)});
   PassManager manager;
-  for (const char* pass : {"insert-copies", "assign-streams"}) manager.add(pass);
+  for (const char* pass : {"insert-copies", "plan-memory", "assign-streams"}) manager.add(pass);
   manager.run(*graph, context);
   SimConfig config;
   config.memoryPerGpu = int64_t{1} << 30;
@@ -263,8 +272,8 @@ graph @slices(%x: f16[4,6,5] @cpu, %i: i64[3,7] @cpu) -> (a, b, c, d) {
   ASSERT_EQ(source.kernels.size(), 3u);
   EXPECT_EQ(source.kernels[0].output->name, "b");
   std::map<std::string, Tensor> inputs = inputsOf(*graph);
-  auto expected = HostExecutor(*graph, HostKernels::Reference).run(inputs);
-  auto actual = HostExecutor(*graph, HostKernels::Cpu).run(inputs);
+  auto expected = ReferenceExecutor(*graph).run(inputs);
+  auto actual = HostExecutor(*planned(std::move(graph))).run(inputs);
   for (const auto& [name, want] : expected) {
     ASSERT_EQ(actual.at(name).shape(), want.shape()) << name;
     EXPECT_EQ(std::memcmp(actual.at(name).data(), want.data(), want.nbytes()), 0) << name;

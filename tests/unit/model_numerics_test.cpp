@@ -22,6 +22,7 @@
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
 #include "runtime/host/host_executor.h"
+#include "runtime/reference/reference_executor.h"
 #include "runtime/sim/sim_executor.h"
 #include "tensor/npy.h"
 #include "tensor/safetensors.h"
@@ -129,10 +130,6 @@ class ModelNumericsTest : public testing::TestWithParam<std::string> {
     fs::remove(patternWeightsPath(), ignored);
   }
 
-  void expectMatchesNumPy(HostKernels kernels, const char* kernelName) {
-    expectMatchesTheFixture(HostExecutor(*graph_, kernels).run(inputs_), kernelName);
-  }
-
   void expectMatchesTheFixture(const std::map<std::string, Tensor>& outputs,
                                const char* kernelName) {
     ASSERT_EQ(outputs.size(), graph_->outputs().size());
@@ -171,10 +168,12 @@ TEST_P(ModelNumericsTest, ExpectedFilesMatchTheOutputs) {
 }
 
 TEST_P(ModelNumericsTest, ReferenceKernelsMatchNumPy) {
-  expectMatchesNumPy(HostKernels::Reference, "reference");
+  expectMatchesTheFixture(ReferenceExecutor(*graph_).run(inputs_), "reference");
 }
 
-TEST_P(ModelNumericsTest, CpuKernelsMatchNumPy) { expectMatchesNumPy(HostKernels::Cpu, "cpu"); }
+TEST_P(ModelNumericsTest, CpuKernelsMatchNumPy) {
+  expectMatchesTheFixture(HostExecutor(*graph_).run(inputs_), "cpu");
+}
 
 // Two virtual GPUs, each model's own annotations deciding (very_big_module_small's second
 // matmul is on cuda:1): copies, streams and events, with the cpu platform's kernels.
@@ -188,9 +187,8 @@ TEST_P(ModelNumericsTest, SimMatchesTheFixture) {
 
 TEST_P(ModelNumericsTest, ReferenceAndCpuAgree) {
   // Each is within the tolerance of the fixture; they are within it of each other too.
-  std::map<std::string, Tensor> reference =
-      HostExecutor(*graph_, HostKernels::Reference).run(inputs_);
-  std::map<std::string, Tensor> cpu = HostExecutor(*graph_, HostKernels::Cpu).run(inputs_);
+  std::map<std::string, Tensor> reference = ReferenceExecutor(*graph_).run(inputs_);
+  std::map<std::string, Tensor> cpu = HostExecutor(*graph_).run(inputs_);
   for (const GraphOutput& output : graph_->outputs())
     expectClose(cpu.at(output.name), reference.at(output.name), "output " + output.name);
 }

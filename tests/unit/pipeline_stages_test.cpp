@@ -20,8 +20,8 @@
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
 #include "passes/pipeline_stage_cut.h"
-#include "runtime/host/host_executor.h"
 #include "runtime/param_init.h"
+#include "runtime/reference/reference_executor.h"
 #include "runtime/sim/sim_executor.h"
 
 namespace gxc {
@@ -204,8 +204,7 @@ TEST(PipelineStagesTest, StagesOverlapOnTheSimClockAndGiveTheHostsNumbers) {
   std::map<std::string, Tensor> inputs;
   for (const Value* input : reference->inputs())
     inputs[input->name] = defaultInput(*reference, *input, 0);
-  std::map<std::string, Tensor> expected =
-      HostExecutor(*reference, HostKernels::Reference).run(inputs);
+  std::map<std::string, Tensor> expected = ReferenceExecutor(*reference).run(inputs);
 
   auto graph = loadModelFromString(model, "two_gemms.yaml", ".");
   PassManager manager;

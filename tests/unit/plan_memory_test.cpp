@@ -1,7 +1,8 @@
-// plan-memory: on random graphs, buffers live at one step on one device never overlap and the
-// peak lies between the most bytes live at once and the sum of all buffers; reuse, refusal and
-// idempotence on small graphs. Lifetimes are recomputed here from the definition, not taken
-// from the pass.
+// plan-memory: on random graphs, activations live at one step on one device never overlap in
+// the arena, views lie on the bytes they see, and the arena lies between the most bytes live
+// at once and the sum of all activations; params and inputs are resident, outside it; reuse,
+// refusal and idempotence on small graphs. Lifetimes are recomputed here from the definition,
+// not taken from the pass.
 #include "passes/plan_memory.h"
 
 #include <map>
@@ -40,6 +41,13 @@ std::unique_ptr<Graph> randomGraph(std::mt19937& random) {
       values.push_back(graph->appendOp(OpKind::Param, {}, name, randomType())->result);
       continue;
     }
+    if (pick(6) == 0) {  // a view: the same bytes, on its operand's device
+      Value* seen = values[values.size() - 1 - pick(std::min<int>(values.size(), 4))];
+      TensorType type = seen->type;
+      type.shape.insert(type.shape.begin(), 1);
+      values.push_back(graph->appendOp(OpKind::Reshape, {seen}, name, type)->result);
+      continue;
+    }
     // Recent values mostly, so that lifetimes are short and reuse is possible.
     auto operand = [&]() {
       int window = std::min<int>(static_cast<int>(values.size()), 1 + pick(8));
@@ -61,8 +69,15 @@ struct Lifetime {
   int64_t first = 0, last = 0;
 };
 
-// By the definition: from the defining op to the last use; outputs to the end; params and
-// inputs over the whole run.
+// The value whose buffer holds a value's bytes: itself, or for a view what it sees.
+const Value* baseOf(const Value* value) {
+  while (value->producer && value->producer->kind == OpKind::Reshape)
+    value = value->producer->operands[0];
+  return value;
+}
+
+// By the definition: from the defining op to the last use of the value or of a view of it;
+// outputs to the end; params and inputs over the whole run. By base value.
 std::map<const Value*, Lifetime> lifetimes(const Graph& graph) {
   const auto end = static_cast<int64_t>(graph.ops().size());
   std::map<const Value*, Lifetime> result;
@@ -70,12 +85,17 @@ std::map<const Value*, Lifetime> lifetimes(const Graph& graph) {
   for (size_t step = 0; step < graph.ops().size(); ++step) {
     const Op* op = graph.ops()[step];
     auto at = static_cast<int64_t>(step);
-    result[op->result] = op->kind == OpKind::Param ? Lifetime{0, end} : Lifetime{at, at};
+    if (op->kind != OpKind::Reshape)
+      result[op->result] = op->kind == OpKind::Param ? Lifetime{0, end} : Lifetime{at, at};
     for (const Value* operand : op->operands)
-      result[operand].last = std::max(result[operand].last, at);
+      result[baseOf(operand)].last = std::max(result[baseOf(operand)].last, at);
   }
-  for (const GraphOutput& output : graph.outputs()) result[output.value].last = end;
+  for (const GraphOutput& output : graph.outputs()) result[baseOf(output.value)].last = end;
   return result;
+}
+
+bool isResident(const Value* value) {
+  return !value->producer || value->producer->kind == OpKind::Param;
 }
 
 TEST(PlanMemoryTest, RandomGraphsNeverOverlapLiveBuffersAndPeakIsBounded) {
@@ -87,41 +107,62 @@ TEST(PlanMemoryTest, RandomGraphsNeverOverlapLiveBuffersAndPeakIsBounded) {
     std::map<const Value*, Lifetime> live = lifetimes(*graph);
     for (const DevicePlan& plan : planMemory(*graph)) {
       SCOPED_TRACE(plan.device.str());
-      const auto& buffers = plan.buffers;
-      int64_t sum = 0, top = 0;
-      for (const PlannedBuffer& buffer : buffers) {
+      std::vector<PlannedBuffer> arena;
+      int64_t sum = 0, top = 0, resident = 0;
+      for (const PlannedBuffer& buffer : plan.buffers) {
         EXPECT_EQ(buffer.value->type.device, plan.device);
         EXPECT_EQ(buffer.rounded, rounded(buffer.bytes));
-        EXPECT_EQ(buffer.offset % 512, 0);
+        EXPECT_EQ(buffer.resident, isResident(buffer.value)) << buffer.value->name;
         EXPECT_EQ(buffer.firstStep, live[buffer.value].first) << buffer.value->name;
         EXPECT_EQ(buffer.lastStep, live[buffer.value].last) << buffer.value->name;
-        if (buffer.value->producer) {
-          EXPECT_EQ(buffer.value->producer->attrs.getInt("offset", -1), buffer.offset);
+        if (buffer.resident) {
+          resident += buffer.rounded;
+          if (buffer.value->producer) {
+            EXPECT_FALSE(buffer.value->producer->attrs.has("offset"));
+          }
+          continue;
         }
+        EXPECT_EQ(buffer.offset % 512, 0);
+        EXPECT_EQ(buffer.value->producer->attrs.getInt("offset", -1), buffer.offset);
         sum += buffer.rounded;
         top = std::max(top, buffer.offset + buffer.rounded);
+        arena.push_back(buffer);
       }
-      for (size_t i = 0; i < buffers.size(); ++i)
-        for (size_t j = i + 1; j < buffers.size(); ++j) {
-          const Lifetime& a = live[buffers[i].value];
-          const Lifetime& b = live[buffers[j].value];
+      for (size_t i = 0; i < arena.size(); ++i)
+        for (size_t j = i + 1; j < arena.size(); ++j) {
+          const Lifetime& a = live[arena[i].value];
+          const Lifetime& b = live[arena[j].value];
           bool together = a.first <= b.last && b.first <= a.last;
-          bool shareBytes = buffers[i].offset < buffers[j].offset + buffers[j].rounded &&
-                            buffers[j].offset < buffers[i].offset + buffers[i].rounded;
+          bool shareBytes = arena[i].offset < arena[j].offset + arena[j].rounded &&
+                            arena[j].offset < arena[i].offset + arena[i].rounded;
           EXPECT_FALSE(together && shareBytes)
-              << buffers[i].value->name << " and " << buffers[j].value->name;
+              << arena[i].value->name << " and " << arena[j].value->name;
         }
+      // A view is on the bytes it sees: the same offset (a reshape), or none if resident.
+      for (const PlannedView& view : plan.views) {
+        EXPECT_EQ(view.base, baseOf(view.value));
+        const Op& op = *view.value->producer;
+        if (isResident(view.base)) {
+          EXPECT_FALSE(op.attrs.has("offset")) << view.value->name;
+        } else {
+          EXPECT_EQ(op.attrs.getInt("offset", -1), view.base->producer->attrs.getInt("offset", -2))
+              << view.value->name;
+        }
+      }
       int64_t mostLive = 0;
       for (int64_t step = 0; step <= static_cast<int64_t>(graph->ops().size()); ++step) {
         int64_t bytes = 0;
-        for (const PlannedBuffer& buffer : buffers)
+        for (const PlannedBuffer& buffer : arena)
           if (live[buffer.value].first <= step && step <= live[buffer.value].last)
             bytes += buffer.rounded;
         mostLive = std::max(mostLive, bytes);
       }
-      EXPECT_EQ(plan.peakBytes, top);
-      EXPECT_GE(plan.peakBytes, mostLive);
-      EXPECT_LE(plan.peakBytes, sum);
+      EXPECT_EQ(plan.arenaBytes, top);
+      EXPECT_GE(plan.arenaBytes, mostLive);
+      EXPECT_LE(plan.arenaBytes, sum);
+      EXPECT_EQ(plan.residentBytes, resident);
+      EXPECT_EQ(plan.peakBytes, resident + top);
+      EXPECT_EQ(graph->attrs().getInt(arenaAttrName(plan.device), -1), plan.arenaBytes);
       EXPECT_EQ(graph->attrs().getInt(peakAttrName(plan.device), -1), plan.peakBytes);
     }
     std::string once = printGraph(*graph);
@@ -146,10 +187,11 @@ TEST(PlanMemoryTest, ValuesThatAreNeverLiveTogetherShareMemory) {
   auto offset = [&](const char* name) {
     return graph->find(name)->producer->attrs.getInt("offset", -1);
   };
-  // x [0, 1024) and w [1024, 1536) are resident; a and c take turns with b above them.
-  EXPECT_EQ(offset("w"), 1024);
+  // x (1 KiB) and w (512 B) are resident, outside the arena; a and c take turns with b.
+  EXPECT_EQ(offset("w"), -1);
   EXPECT_EQ(offset("a"), offset("c"));
   EXPECT_NE(offset("a"), offset("b"));
+  EXPECT_EQ(graph->attrs().getInt("arena_cuda0", -1), 1024 + 1024);
   EXPECT_EQ(graph->attrs().getInt("peak_cuda0", -1), 1024 + 512 + 1024 + 1024);
 }
 

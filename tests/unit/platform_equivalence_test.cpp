@@ -19,8 +19,8 @@
 #include "frontend/model_loader.h"
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
-#include "runtime/host/host_executor.h"
 #include "runtime/param_init.h"
+#include "runtime/reference/reference_executor.h"
 #include "runtime/sim/sim_executor.h"
 
 namespace gxc {
@@ -131,8 +131,7 @@ TEST_P(PlatformEquivalenceTest, OutputsMatchTheHostReference) {
   auto reference = loadModel(path);
   compile(*reference, {Device::cpu()});
   std::map<std::string, Tensor> inputs = inputsOf(*reference);
-  std::map<std::string, Tensor> expected =
-      HostExecutor(*reference, HostKernels::Reference).run(inputs);
+  std::map<std::string, Tensor> expected = ReferenceExecutor(*reference).run(inputs);
 
   auto graph = loadModel(path);
   if (c.spread) spreadLayers(*graph, c.gpus);

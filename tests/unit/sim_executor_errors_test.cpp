@@ -1,6 +1,6 @@
-// How the sim executor fails: out of memory (exit 3, device, layer and bytes named,
-// everything released), kernel errors reported asynchronously or, with launch blocking, at
-// the failing layer, and graphs or configurations that break the contract.
+// How the sim executor fails: out of memory (exit 3, device, the arena or param and bytes
+// named, nothing of the run kept), kernel errors reported asynchronously or, with launch blocking,
+// at the failing layer, and graphs or configurations that break the contract.
 #include <gtest/gtest.h>
 
 #include "runtime/sim/sim_executor.h"
@@ -12,7 +12,7 @@ namespace {
 constexpr int64_t kKiB = 1024;
 constexpr int64_t kMiB = 1024 * kKiB;
 
-// An activation of 1 MiB on cuda:0, then another: two do not fit in 1.5 MiB.
+// An activation of 1 MiB on cuda:0, then another: an arena of two does not fit in 1.5 MiB.
 const char* const kTwoMegabyteActivations = R"(
 graph @oom(%x: f32[256,1024] @cpu) -> (y) attributes {seed = 0} {
   %x.cuda0 = copy %x {stream = "cuda:0.h2d", record = 0} : f32[256,1024] @cpu -> @cuda:0
@@ -62,14 +62,14 @@ std::map<std::string, Tensor> indices(std::vector<int64_t> values) {
   return {{"i", tensor}};
 }
 
-TEST(SimExecutorErrorsTest, OutOfMemoryNamesDeviceLayerAndBytesAndFreesEverything) {
+TEST(SimExecutorErrorsTest, AnArenaThatDoesNotFitNamesDeviceAndBytesAndKeepsNothing) {
   auto graph = simtest::parse(kTwoMegabyteActivations);
   auto inputs = simtest::defaultInputs(*graph);
   SimExecutor executor(*graph, gpus(1, 3 * kMiB / 2));
   std::string message = errorOf([&] { executor.run(inputs); }, 3);
   EXPECT_EQ(message,
-            "gxc: error: cuda:0 out of memory: tried to allocate 1.0 MiB (layer 'h'); 512.0 KiB "
-            "free of 1.5 MiB (1.0 MiB allocated, 1.0 MiB reserved)");
+            "gxc: error: cuda:0 out of memory: tried to allocate 2.0 MiB (the activations' arena "
+            "of graph 'oom'); 1.5 MiB free of 1.5 MiB (0 B allocated, 0 B reserved)");
   for (Device device : {Device::cpu(), Device::cuda(0)}) {
     EXPECT_EQ(executor.memoryStats(device).allocatedBytes, 0) << device.str();
   }
@@ -105,8 +105,10 @@ TEST(SimExecutorErrorsTest, AKernelErrorIsReportedAtSynchronizationByDefault) {
             "is out of range [0, 4)");
   // The independent branch went on running, as streams do: its copy pinned a buffer.
   EXPECT_EQ(executor.pinnedAllocations(), 3);
-  EXPECT_EQ(executor.memoryStats(Device::cuda(0)).allocatedBytes, 512);  // the param only
-  EXPECT_EQ(executor.memoryStats(Device::cpu()).allocatedBytes, 0);
+  // The param and the arena (i.cuda0, e) stay; the host keeps its arena (e.cpu, z.cpu), not
+  // the input.
+  EXPECT_EQ(executor.memoryStats(Device::cuda(0)).allocatedBytes, 512 + 1024);
+  EXPECT_EQ(executor.memoryStats(Device::cpu()).allocatedBytes, 1024);
   // The streams are usable again: a good input runs and matches the host.
   auto good = indices({3, 0, 2, 1});
   auto outputs = executor.run(good);
@@ -129,8 +131,8 @@ TEST(SimExecutorErrorsTest, LaunchBlockingStopsAtTheFailingLayer) {
             "cuda:0.compute)");
   // Nothing after the failing layer was issued: cuda:1's download never pinned its buffer.
   EXPECT_EQ(executor.pinnedAllocations(), 2);
-  EXPECT_EQ(executor.memoryStats(Device::cuda(1)).allocatedBytes, 512);
-  EXPECT_EQ(executor.memoryStats(Device::cpu()).allocatedBytes, 0);
+  EXPECT_EQ(executor.memoryStats(Device::cuda(1)).allocatedBytes, 512 + 512);  // p, z
+  EXPECT_EQ(executor.memoryStats(Device::cpu()).allocatedBytes, 1024);
 }
 
 TEST(SimExecutorErrorsTest, LaunchBlockingComesFromTheEnvironment) {
@@ -143,23 +145,25 @@ TEST(SimExecutorErrorsTest, LaunchBlockingComesFromTheEnvironment) {
 }
 
 TEST(SimExecutorErrorsTest, AnOpWithoutAStreamIsAGxcBug) {
-  auto graph = simtest::parse(R"(
+  auto graph = parseGraph(R"(
 graph @unscheduled(%x: f32[4] @cpu) -> (y) {
   %y = relu %x : f32[4] @cpu
   return %y
 }
-)");
+)",
+                          "unscheduled.gxir");
   EXPECT_THROW(SimExecutor(*graph, gpus(1)), InternalError);
 }
 
 TEST(SimExecutorErrorsTest, ACopyOnTheWrongStreamIsAGxcBug) {
-  auto graph = simtest::parse(R"(
+  auto graph = parseGraph(R"(
 graph @wrong(%x: f32[4] @cpu) -> (y) {
   %x.cuda0 = copy %x {stream = "cuda:0.d2h"} : f32[4] @cpu -> @cuda:0
   %y = copy %x.cuda0 {stream = "cuda:0.d2h"} : f32[4] @cuda:0 -> @cpu
   return %y
 }
-)");
+)",
+                          "wrong.gxir");
   EXPECT_THROW(SimExecutor(*graph, gpus(1)), InternalError);
 }
 

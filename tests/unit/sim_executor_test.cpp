@@ -108,15 +108,18 @@ TEST(SimExecutorTest, ReportCountsCopiesAndMemoryPerDevice) {
   // Params are the load, not copies: 1000x200 f32 on each GPU.
   EXPECT_EQ(gpu0.uploadedBytes, 800000);
   EXPECT_EQ(gpu1.uploadedBytes, 800000);
-  // Peak on cuda:0: W1 + x.cuda0 + h, each rounded to 512 B, all in one 2 MiB segment; after
-  // the run only the param is left.
+  // On cuda:0: W1 in a 2 MiB segment, and the arena of x.cuda0 and h (each rounded to 512 B)
+  // in a segment of exactly its size, which stays for the next run; the host keeps its arena
+  // (y.cpu), not the input.
   EXPECT_EQ(gpu0.memory.peakAllocatedBytes, 800256 + 6656 + 32256);
   EXPECT_EQ(gpu1.memory.peakAllocatedBytes, 800256 + 32256 + 6656);
-  EXPECT_EQ(gpu0.memory.peakReservedBytes, 2 * kMiB);
-  EXPECT_EQ(gpu0.memory.deviceAllocations, 1);
-  EXPECT_EQ(gpu0.memory.allocatedBytes, 800256);
-  EXPECT_EQ(executor.memoryStats(Device::cuda(1)).allocatedBytes, 800256);
-  EXPECT_EQ(cpu.memory.allocatedBytes, 0);
+  EXPECT_EQ(gpu0.memory.peakReservedBytes, 2 * kMiB + 6656 + 32256);
+  EXPECT_EQ(gpu0.memory.peakArenaReservedBytes, 6656 + 32256);
+  EXPECT_EQ(gpu0.memory.peakArenaReservedBytes, graph->attrs().getInt("arena_cuda0", -1));
+  EXPECT_EQ(gpu0.memory.deviceAllocations, 2);
+  EXPECT_EQ(gpu0.memory.allocatedBytes, 800256 + 6656 + 32256);
+  EXPECT_EQ(executor.memoryStats(Device::cuda(1)).allocatedBytes, 800256 + 32256 + 6656);
+  EXPECT_EQ(cpu.memory.allocatedBytes, 6656);
 }
 
 TEST(SimExecutorTest, TraceHasALanePerStreamAndRespectsDependencies) {
@@ -136,7 +139,8 @@ TEST(SimExecutorTest, TraceHasALanePerStreamAndRespectsDependencies) {
   EXPECT_EQ(trace.lane("%y = matmul"), "cuda:1.compute");
   EXPECT_EQ(trace.processNames.at(trace.spans.at("%y = matmul").at("pid")), "cuda:1 (sim GPU 1)");
   EXPECT_EQ(trace.spans.at("%y = matmul").at("args").at("op"),
-            "%y = matmul %W2, %h.cuda1 {record = 3, stream = \"cuda:1.compute\", wait = [2]} : "
+            "%y = matmul %W2, %h.cuda1 {offset = 32256, record = 3, stream = \"cuda:1.compute\", "
+            "wait = [2]} : "
             "f32[200,8] @cuda:1");
   // Each op starts when what it waits for has ended, not before, and not later than that.
   EXPECT_EQ(trace.start("%x.cuda0 = copy"), 0.0);
@@ -223,22 +227,24 @@ TEST(SimExecutorTest, StagingBuffersArePinnedOnceAndReused) {
   EXPECT_NEAR(trace.end("%x.cuda0 = copy"), (2 * 5e-6 + 6400 / 40e9) * 1e6, 1e-9);
 }
 
-TEST(SimExecutorTest, RepeatedRunsFreeTheirActivationsAndReleaseCachedKeepsParams) {
+TEST(SimExecutorTest, RepeatedRunsReuseTheArenaAndReleaseCachedKeepsParamsAndArenas) {
   auto graph = simtest::parse(kVeryBigModule);
   auto inputs = simtest::defaultInputs(*graph);
   SimExecutor executor(*graph, gpus(2));
   for (int i = 0; i < 3; ++i) {
     SimRunReport report;
     executor.run(inputs, &report);
-    EXPECT_EQ(reportOf(report, "cuda:0").memory.peakAllocatedBytes, 800256 + 6656 + 32256);
-    EXPECT_EQ(reportOf(report, "cuda:0").memory.deviceAllocations, 1);  // cached, reused
+    const MemoryStats& gpu = reportOf(report, "cuda:0").memory;
+    EXPECT_EQ(gpu.peakAllocatedBytes, 800256 + 6656 + 32256);
+    EXPECT_EQ(gpu.deviceAllocations, 2);   // the param's segment and the arena, once
+    EXPECT_EQ(gpu.allocationRequests, 2);  // no activation is ever allocated by itself
   }
   executor.releaseCached();
   MemoryStats stats = executor.memoryStats(Device::cuda(0));
-  EXPECT_EQ(stats.allocatedBytes, 800256);
-  EXPECT_EQ(stats.reservedBytes, 2 * kMiB);  // the param's segment cannot go
-  EXPECT_EQ(executor.memoryStats(Device::cpu()).allocatedBytes, 0);
-  EXPECT_EQ(executor.memoryStats(Device::cpu()).reservedBytes, 0);
+  EXPECT_EQ(stats.allocatedBytes, 800256 + 38912);
+  EXPECT_EQ(stats.reservedBytes, 2 * kMiB + 38912);  // the param's segment and the arena stay
+  EXPECT_EQ(executor.memoryStats(Device::cpu()).allocatedBytes, 6656);  // the host's arena
+  EXPECT_EQ(executor.memoryStats(Device::cpu()).reservedBytes, 6656);   // the input's is gone
 }
 
 }  // namespace

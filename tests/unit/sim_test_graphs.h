@@ -1,5 +1,7 @@
 // Hand-written scheduled graphs (the IR that assign-streams produces) and the host oracle
-// the sim executor tests compare against.
+// the sim executor tests compare against. parse() plans their memory and schedules them
+// again, as the pipeline would: the executors place activations where plan-memory says, and
+// assign-streams adds the waits that order the reuse of their bytes.
 #pragma once
 
 #include <map>
@@ -8,6 +10,7 @@
 #include <string>
 
 #include "ir/parser.h"
+#include "passes/pass_manager.h"
 #include "runtime/host/host_executor.h"
 #include "runtime/param_init.h"
 
@@ -60,7 +63,11 @@ graph @branches(%x: f32[64,32] @cpu) -> (sum, r3) attributes {seed = 3} {
 )";
 
 inline std::unique_ptr<Graph> parse(const std::string& text) {
-  return parseGraph(text, "scheduled.gxir");
+  auto graph = parseGraph(text, "scheduled.gxir");
+  PassManager manager;
+  for (const char* pass : {"plan-memory", "assign-streams"}) manager.add(pass);
+  manager.run(*graph, PassContext{});
+  return graph;
 }
 
 // The inputs a run gets when none are given: the model seed's normal values.
@@ -79,7 +86,7 @@ inline std::map<std::string, Tensor> runOnHost(const std::string& scheduledText,
                                                const std::map<std::string, Tensor>& inputs) {
   std::string hostText = std::regex_replace(scheduledText, std::regex("@cuda:[0-9]+"), "@cpu");
   auto graph = parse(hostText);
-  HostExecutor executor(*graph, HostKernels::Cpu);
+  HostExecutor executor(*graph);
   return executor.run(inputs);
 }
 

@@ -13,8 +13,8 @@
 #include "frontend/model_loader.h"
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
-#include "runtime/host/host_executor.h"
 #include "runtime/param_init.h"
+#include "runtime/reference/reference_executor.h"
 #include "runtime/sim/sim_executor.h"
 
 namespace gxc {
@@ -46,8 +46,7 @@ TEST_P(SplitLayersTest, SplitModelsGiveTheHostsNumbers) {
   std::map<std::string, Tensor> inputs;
   for (const Value* input : reference->inputs())
     inputs[input->name] = defaultInput(*reference, *input, reference->attrs().getInt("seed", 0));
-  std::map<std::string, Tensor> expected =
-      HostExecutor(*reference, HostKernels::Reference).run(inputs);
+  std::map<std::string, Tensor> expected = ReferenceExecutor(*reference).run(inputs);
 
   auto graph = loadModel(path);
   PassContext context;

@@ -13,6 +13,7 @@
 #include "target/byte_size.h"
 #include "tools/driver/error_handling.h"
 #include "tools/driver/gpu_code.h"
+#include "tools/driver/plan_printer.h"
 #include "tools/driver/run_command.h"
 #include "tools/driver/terminal_progress.h"
 #include "tools/driver/version.h"
@@ -49,18 +50,21 @@ void addCompileOptions(CLI::App& command, CompileOptions& options) {
 int compileCommand(const CompileOptions& options, const std::string& emit,
                    const std::string& outPath, std::ostream& out, std::ostream& err) {
   bool gpuCode = emit == "cuda" || emit == "ptx";
-  if (emit != "ir" && emit != "dot" && !gpuCode) {
-    if (emit == "plan")
-      usageError("--emit plan: not built yet; this gxc can emit ir, dot, cuda and ptx");
+  if (emit != "ir" && emit != "dot" && emit != "plan" && !gpuCode)
     usageError("--emit {}: expected ir, dot, cuda, ptx or plan", emit);
-  }
   std::optional<GpuArch> arch = parseArchOption(options.arch);
-  if (arch && !gpuCode)
-    usageError("--arch {}: only --emit cuda and --emit ptx generate GPU code", options.arch);
+  // The CUDA C++ of --emit cuda is the same for every architecture: only PTX is built for one.
+  if (arch && emit != "ptx")
+    usageError(
+        "--arch {}: only --emit ptx builds for an architecture (--emit cuda writes the same "
+        "CUDA C++ for all)",
+        options.arch);
   CompiledModel compiled = compileModel(options, CompileFor::Emit, err);
   std::string text;
   if (gpuCode)
     text = emitGpuCode(*compiled.graph, emit, arch.value_or(defaultGpuArch()));
+  else if (emit == "plan")
+    text = printExecutablePlan(*compiled.graph);
   else
     text = emit == "dot" ? printDot(*compiled.graph) : printGraph(*compiled.graph);
   if (outPath.empty()) {

@@ -135,7 +135,7 @@ struct PlatformRun {
 // The `cpu` platform: the host executor, wall-clock times.
 PlatformRun runOnHost(const Graph& graph, const std::map<std::string, Tensor>& inputs,
                       int iterations) {
-  HostExecutor executor(graph, HostKernels::Cpu);
+  HostExecutor executor(graph);
   HostRunStats stats;
   PlatformRun run;
   {
