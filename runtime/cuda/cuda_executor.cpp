@@ -65,7 +65,7 @@ CudaExecutor::CudaExecutor(const Graph& scheduled, CudaConfig config)
     int device = onGpu ? config_.deviceMap.at(stream.device.index) : -1;
     streams_.push_back(onGpu ? std::make_unique<CudaStream>(device, stream.name) : nullptr);
     bool copies = onGpu && stream.role != StreamRole::Compute;
-    staging_.push_back(copies ? std::make_unique<CudaStagingBuffer>(config_.stagingBytes)
+    staging_.push_back(copies ? std::make_unique<CudaStagingBuffer>(config_.stagingChunkBytes)
                               : nullptr);
   }
   // An event lives on the GPU of the stream that records it (cudaEventRecord requires it).

@@ -10,9 +10,10 @@
 //     runtime/cuda/cuda_kernels.h), launched with GxcArgs {result, inputs...};
 //   - Gemm: one cuBLASLt call (runtime/cuda/cuda_gemm.h) with the fused kernel's bias and
 //     activation as cuBLASLt's epilogue, not as a separate kernel;
-//   - Copy: host<->device through each copy stream's pinned staging buffer
-//     (runtime/cuda/cuda_staging.h); device<->device by cudaMemcpyPeerAsync where the two GPUs can
-//     access each other's memory (peer access is enabled at start), else the pinned buffer;
+//   - Copy: host<->device through each copy stream's double-buffered pinned staging, its
+//     host memcpys on the stream's own staging thread (runtime/cuda/cuda_staging.h);
+//     device<->device by cudaMemcpyPeerAsync where the two GPUs can access each other's
+//     memory (peer access is enabled at start), else the pinned buffer;
 //   - View (reshape, slice along axis 0): no memory and no work, a pointer into its base;
 //   - an internal member of a fused kernel: nothing (its root computes it), but its events.
 // Each GPU's memory comes from a caching allocator over cudaMalloc with PyTorch's statistics
@@ -63,7 +64,7 @@ struct CudaConfig {
   std::vector<int> deviceMap;   // cuda:i runs on CUDA device deviceMap[i] (--devices)
   bool launchBlocking = false;  // GXC_LAUNCH_BLOCKING=1
   bool allowTf32 = false;       // GXC_ALLOW_TF32=1
-  int64_t stagingBytes = CudaStagingBuffer::kDefaultBytes;
+  int64_t stagingChunkBytes = CudaStagingBuffer::kDefaultChunkBytes;  // each of two per stream
   std::optional<GpuArch> arch;  // of the generated kernels; default: the run's oldest GPU's
   KernelCache cache = KernelCache::fromEnvironment();
 };
