@@ -3,8 +3,8 @@
 // --placement data-parallel for 1, 2 and 4 GPUs; the simulated time of one run (the sim cost
 // model's clock, SimRunReport::totalMs) and the speedup over 1 GPU.
 //
-// The sim platform does the arithmetic for real, with the reference kernels: 206 GFLOP of
-// naive loops would take many minutes. So the bench replays the sim executor's clock over
+// The sim platform does the arithmetic for real on the host: 206 GFLOP would take minutes on
+// the benchmark machine's two cores. So the bench replays the sim executor's clock over
 // the compiled schedule without the arithmetic (as SimExecutor::issue computes it), and
 // checks on a small MLP, for every GPU count, that the replay equals SimRunReport::totalMs
 // of a real run and that the outputs equal the 1-GPU run's.

@@ -5,8 +5,8 @@
 // run (the sim cost model's clock, SimRunReport::totalMs) and the speedup, next to GPipe's
 // bound for two stages, 2M / (M + 1): M + 1 stage-times of work where one device takes 2M.
 //
-// The sim platform does the arithmetic for real with the reference kernels: 275 GFLOP of
-// naive loops per run would take many minutes. So the bench replays the sim executor's clock
+// The sim platform does the arithmetic for real on the host: 275 GFLOP per run would take
+// minutes on the benchmark machine's two cores. So the bench replays the sim executor's clock
 // over the compiled schedule without the arithmetic (as SimExecutor::issue computes it: an op
 // starts when its stream is free and the events it waits for are recorded), and checks on a
 // small model of the same shape, for every M, that the replay equals SimRunReport::totalMs

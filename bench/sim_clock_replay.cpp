@@ -12,8 +12,8 @@
 
 namespace gxc {
 
-double replaySimClock(const Graph& scheduled, const std::function<void(const ReplayedOp&)>& visit,
-                      const std::function<bool(const Op&)>& takesNoTime) {
+double replaySimClock(const Graph& scheduled, const std::function<void(const ReplayedOp&)>& visit) {
+  const SimConfig config;
   Schedule schedule = readSchedule(scheduled);
   KernelSteps steps(scheduled);  // a fused kernel is one launch, timed at its root
   std::vector<double> streamClock(schedule.streams.size(), 0.0);
@@ -28,10 +28,10 @@ double replaySimClock(const Graph& scheduled, const std::function<void(const Rep
     if (op.kind == OpKind::Copy) {
       replayed.copy = copyDirection(op.operands[0]->type.device, op.device());
       seconds = simStagedCopySeconds(*replayed.copy, op.result->type.bytes(),
-                                     SimStagingBuffers::kDefaultBytes);
+                                     config.stagingChunkBytes, config.costs);
     } else if (steps.stepOf(&op).root() == &op) {
       replayed.launch = &steps.stepOf(&op);
-      if (!takesNoTime || !takesNoTime(op)) seconds = simStepSeconds(*replayed.launch, op.device());
+      seconds = simStepSeconds(*replayed.launch, op.device(), config.costs);
     }
     replayed.end = replayed.start + seconds;
     streamClock[scheduledOp.stream] = replayed.end;

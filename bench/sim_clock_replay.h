@@ -1,11 +1,11 @@
 // The sim executor's clock without its arithmetic, for the benchmarks on virtual GPUs.
 //
-// The sim platform computes for real with the reference kernels, which would take minutes at
-// the sizes the benchmarks measure. So they replay the clock SimExecutor::issue keeps over a
-// compiled schedule (an op starts when its stream is free and the events it waits for are
-// recorded, and lasts what the cost model says) and check on a model small enough to run that
-// the replay still equals SimRunReport::totalMs. Each bench keeps only what it reads off the
-// per-op times (the scatter's end, the GEMMs' span, ...).
+// The sim platform computes for real on the host (gxc's generated kernels, OpenBLAS GEMMs),
+// which would take minutes at the sizes the benchmarks measure. So they replay the clock
+// SimExecutor::issue keeps over a compiled schedule (an op starts when its stream is free and the
+// events it waits for are recorded, and lasts what the cost model says) and check on a model small
+// enough to run that the replay still equals SimRunReport::totalMs. Each bench keeps only what it
+// reads off the per-op times (the scatter's end, the GEMMs' span, ...).
 #pragma once
 
 #include <functional>
@@ -33,11 +33,10 @@ struct ReplayedOp {
 };
 
 // Replays the clock over `scheduled` (a graph through the default pipeline, assign-streams
-// included), calling `visit` per op in issue order; returns the run's end, in seconds. Ops
-// for which `takesNoTime` holds (copies excepted) last nothing, to price another runtime.
+// included) with the default SimConfig's costs and staging, calling `visit` per op in issue
+// order; returns the run's end, in seconds.
 double replaySimClock(const Graph& scheduled,
-                      const std::function<void(const ReplayedOp&)>& visit = {},
-                      const std::function<bool(const Op&)>& takesNoTime = {});
+                      const std::function<void(const ReplayedOp&)>& visit = {});
 
 // Throws unless the replay of `scheduled` ends at the real run's SimRunReport::totalMs: the
 // bench's figures are only the sim's while the two agree.

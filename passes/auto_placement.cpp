@@ -96,7 +96,7 @@ class AutoPlacer {
       double arrival = finish_[operand];
       if (from != device)
         arrival += simCopySeconds(copyDirection(from, device), operand->type.bytes(),
-                                  HostMemory::Pinned, context_.target.costs);
+                                  HostMemory::Pageable, context_.target.costs);
       ready = std::max(ready, arrival);
     }
     return std::max(ready, busyUntil_[key(device)]) +

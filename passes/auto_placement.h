@@ -10,12 +10,14 @@
 // topological order, so it is linear in the graph's size); each goes to the candidate where
 // it would finish first: when that device is free, after its inputs arrive (the producer's
 // finish, plus a copy when the producer sits elsewhere), plus its own time. Times come from
-// the sim platform's cost table (target/cost_model.h): GEMMs at 50 TFLOP/s on a GPU
-// and about 1 TFLOP/s on the host, everything else by memory traffic, 5 us per launch and
-// per copy. A candidate is allowed only if its memory still holds what the layer adds: the
-// params it reads that are not there yet (a free param goes with its consumers) and its
-// result, with activations freed after their last reader. When no candidate has room, the
-// layer goes where the most memory is free, and plan-memory will say whether the plan fits.
+// the sim platform's cost table (target/cost_model.h): a GEMM by its shape and dtype, never
+// faster than its operands cross HBM, everything else by memory traffic, 5 us per launch, a
+// fixed dispatch per op on the host, and a copy to or from the host as the runtimes' staging
+// runs it (a host memcpy beside each DMA). A candidate is allowed only if its memory still holds
+// what the layer adds: the params it reads that are not there yet (a free param goes with its
+// consumers) and its result, with activations freed after their last reader. When no candidate has
+// room, the layer goes where the most memory is free, and plan-memory will say whether the plan
+// fits.
 //
 // Requires: every value typed; context.devices the run's devices.
 // Guarantees: every non-param op is placed; free params stay free (assign-devices replicates

@@ -35,28 +35,28 @@
 //   graph outputs have the end of the graph as batch point, which waits for everything.
 //   Members consumed later run on the destination after the batch point, so they gain no
 //   wait either.
-// - Size. A member saves one copy latency, 5 us. It costs one more read and write of its
-//   bytes on each side (concat, slice) and, since the batch point waits for the whole buffer,
-//   up to bytes / bandwidth of link time before it. With the cost model's figures (5 us;
-//   PCIe 40 GB/s pinned, NVLink 380 GB/s; memory 3 TB/s on a device, 100 GB/s on the host)
-//   that is 1/40e9 + 2/100e9 + 2/3e12 = 45.7 ps a byte across PCIe: a member pays for itself
-//   below 109 KB (107 KiB); over NVLink 1/380e9 + 4/3e12 = 4.0 ps a byte: below 1.26 MB.
-//   Larger copies move alone; for them the latency is a small part of the time anyway.
+// - Size. A member saves one DMA latency, 5 us (less, toward the host, the slice that unpacks
+//   it there, an op of its own). It costs one more read and write of its bytes on the source
+//   (the pack, a concat kernel), on the destination a copy (a slice is a view on a GPU, a
+//   memcpy on the host) and, since the batch point waits for the whole buffer, up to bytes
+//   over the link's rate before it; across PCIe that rate is the staging pipeline's slower
+//   leg, the host memcpy. All by the cost table the pass is given (context.target.costs): with
+//   the H100 table's figures (host memcpy 8 GB/s, gxc's host kernels 0.7 GB/s, HBM 3 TB/s,
+//   NVLink 380 GB/s) a member pays for itself below 1.6 KiB toward a GPU (the host's concat
+//   is the dear part), below 17 KiB toward the host, below 1.4 MiB over NVLink. Larger copies
+//   move alone; for them the latency is a small part of the time anyway.
 // - A batch has two members at least; empty tensors are left alone (nothing to slice).
 // - A batch has kMaxKernelArgs - 1 members at most (ir/fused_kernel.h): the pack is one
 //   concat, one generated kernel, whose arguments are the result and every source.
 //
 // What it costs, what it saves. The packed buffer exists on both sides while it moves (each
 // member's bytes once more on each device until unpacked), plus a pack and an unpack op per
-// member. A GPU runtime unpacks with views (PyTorch's _unflatten_dense_tensors: a narrow and a
-// view per tensor, no kernel); the sim executor runs every op, slices and reshapes included, as
-// a kernel with a 5 us launch on a GPU, so there a batch toward a GPU moves the latency it
-// saves from the copy stream to the compute stream and adds a launch per reshape. On 200 small
-// host tensors read by 100 layers on cuda:0 (bench/batch_transfers_bench, bench/RESULTS.md)
-// the batch takes the run from 1.03 ms to 0.53 ms when pieces are views, and to 2.08 ms with
-// the sim's kernels. Copies whose transfer already hides behind compute (outputs made one by
-// one and sent home) gain nothing either way: a batch saves time only where the copy stream
-// is what the run waits for.
+// member. On a GPU the unpacking pieces are views (as PyTorch's _unflatten_dense_tensors: a
+// narrow and a view per tensor, no kernel), and the sim prices them so; on the host they are
+// copies. bench/batch_transfers_bench (bench/RESULTS.md) measures what a batch saves on 200
+// small tensors. Copies whose transfer already hides behind compute (outputs made one by one
+// and sent home) gain nothing: a batch saves time only where the copy stream is what the run
+// waits for.
 //
 // Phases, in rounds until a round forms no batch (so a second run finds none: idempotent); a
 // batch whose sources or batch point are copies that another batch of the round replaces
@@ -85,20 +85,26 @@ namespace {
 
 constexpr size_t kMaxMembers = kMaxKernelArgs - 1;  // the pack's kernel: the result, then these
 
-double memoryBytesPerSecond(const Device& device) {
-  const CostTable& costs = h100SxmCosts();
+double memoryBytesPerSecond(const Device& device, const CostTable& costs) {
   return device.isCpu() ? costs.hostMemoryBytesPerSecond : costs.memoryBytesPerSecond;
 }
 
 }  // namespace
 
-int64_t maxBatchedCopyBytes(const Device& from, const Device& to) {
-  // The sim platform's H100 table (target/cost_model.cpp gives the sources).
-  const CostTable& costs = h100SxmCosts();
-  double link = from.isCpu() || to.isCpu() ? costs.hostToDevicePinnedBytesPerSecond
-                                           : costs.deviceToDeviceBytesPerSecond;
-  double secondsPerByte = 1 / link + 2 / memoryBytesPerSecond(from) + 2 / memoryBytesPerSecond(to);
-  return static_cast<int64_t>(costs.copyLatencySeconds / secondsPerByte);
+int64_t maxBatchedCopyBytes(const Device& from, const Device& to, const CostTable& costs) {
+  // A member saves one DMA latency; on the host its unpacking slice is an op of its own.
+  double saved = costs.copyLatencySeconds - (to.isCpu() ? costs.hostOpSeconds : 0.0);
+  // Per byte: the link (across PCIe the staging pipeline's slower leg), the pack on the
+  // source (a concat kernel: read and write), and the unpack on the destination: a view on a
+  // GPU, a copy (memcpy) on the host.
+  double link = from.isCpu() || to.isCpu()
+                    ? std::max(1 / costs.hostMemcpyBytesPerSecond,
+                               1 / (from.isCpu() ? costs.hostToDevicePinnedBytesPerSecond
+                                                 : costs.deviceToHostPinnedBytesPerSecond))
+                    : 1 / costs.deviceToDeviceBytesPerSecond;
+  double secondsPerByte = link + 2 / memoryBytesPerSecond(from, costs) +
+                          (to.isCpu() ? 1 / costs.hostMemcpyBytesPerSecond : 0.0);
+  return std::max<int64_t>(0, static_cast<int64_t>(saved / secondsPerByte));
 }
 
 namespace {
@@ -125,11 +131,12 @@ GroupKey groupOf(const Op& copy) {
 }
 
 // Empty tensors and copies too large to pay for their share are never batched.
-bool worthBatching(const Op& copy) {
+bool worthBatching(const Op& copy, const CostTable& costs) {
   const TensorType& type = copy.result->type;
   GXC_CHECK(type.known, "batch-transfers before infer-shapes: copy '{}' is untyped",
             copy.layerName());
-  return type.numel() > 0 && type.bytes() <= maxBatchedCopyBytes(sourceDevice(copy), type.device);
+  return type.numel() > 0 &&
+         type.bytes() <= maxBatchedCopyBytes(sourceDevice(copy), type.device, costs);
 }
 
 // A transfer this pass made: a packed buffer that only the slices unpacking it read.
@@ -142,12 +149,13 @@ bool isBatchedTransfer(const Op& copy, const std::vector<Op*>& readers) {
 
 class Analysis {
  public:
-  explicit Analysis(const Graph& graph) : graph_(graph) {
+  Analysis(const Graph& graph, const CostTable& costs) : graph_(graph) {
     // A cheap look first: most graphs have no two small copies between one pair of devices.
     std::map<GroupKey, int> counts;
     bool anyPair = false;
     for (const Op* op : graph.ops())
-      if (op->kind == OpKind::Copy && worthBatching(*op)) anyPair |= ++counts[groupOf(*op)] > 1;
+      if (op->kind == OpKind::Copy && worthBatching(*op, costs))
+        anyPair |= ++counts[groupOf(*op)] > 1;
     if (!anyPair) return;
     const std::vector<Op*>& ops = graph.ops();
     for (size_t i = 0; i < ops.size(); ++i) {
@@ -156,7 +164,7 @@ class Analysis {
     }
     for (const GraphOutput& output : graph.outputs()) outputs_.insert(output.value);
     for (size_t i = 0; i < ops.size(); ++i)
-      if (ops[i]->kind == OpKind::Copy && worthBatching(*ops[i])) addCandidate(ops[i], i);
+      if (ops[i]->kind == OpKind::Copy && worthBatching(*ops[i], costs)) addCandidate(ops[i], i);
   }
 
   std::vector<Batch> formBatches() {
@@ -395,14 +403,14 @@ bool readsMovingCopy(const Batch& batch, const std::unordered_set<const Op*>& mo
 
 }  // namespace
 
-bool BatchTransfersPass::run(Graph& graph, const PassContext&) const {
+bool BatchTransfersPass::run(Graph& graph, const PassContext& context) const {
   for (const Op* op : graph.ops())
     GXC_CHECK(!op->attrs.has("stream"), "batch-transfers after assign-streams: '{}' is scheduled",
               op->layerName());
   BatchWriter writer(graph);
   bool changed = false;
   for (;;) {
-    std::vector<Batch> batches = Analysis(graph).formBatches();
+    std::vector<Batch> batches = Analysis(graph, context.target.costs).formBatches();
     std::unordered_set<const Op*> moving;
     for (const Batch& batch : batches)
       for (const Candidate& member : batch) moving.insert(member.copy);

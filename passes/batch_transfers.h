@@ -13,7 +13,8 @@
 //     (and `reshape`) unpack each piece right before that earliest consumer, under the name
 //     of the copy it replaces (`%a.cuda0`), so every later op reads the same names as before;
 //   - a batch has at least two copies; a copy larger than what one saved copy latency pays
-//     for (about 107 KiB across PCIe, 1.2 MiB over NVLink; see the .cpp) moves alone;
+//     for by the context's cost table (with the H100 table about 1.6 KiB toward a GPU,
+//     17 KiB toward the host, 1.4 MiB over NVLink; see the .cpp) moves alone;
 //   - the batch point waits for no source it did not wait for before, so the micro-batches
 //     of a pipeline are never glued together.
 // Idempotent: yes: it batches until nothing more can be, and never batches a copy it made.
@@ -22,6 +23,7 @@
 #include <cstdint>
 
 #include "passes/pass.h"
+#include "target/cost_model.h"
 
 namespace gxc {
 
@@ -31,7 +33,7 @@ class BatchTransfersPass : public Pass {
   bool run(Graph& graph, const PassContext& context) const override;
 };
 
-// The largest copy worth carrying in a batch between these devices, in bytes.
-int64_t maxBatchedCopyBytes(const Device& from, const Device& to);
+// The largest copy worth carrying in a batch between these devices, in bytes, by `costs`.
+int64_t maxBatchedCopyBytes(const Device& from, const Device& to, const CostTable& costs);
 
 }  // namespace gxc

@@ -6,41 +6,6 @@
 
 namespace gxc {
 
-const CostTable& h100SxmCosts() {
-  static const CostTable table = {
-      // NVIDIA's H100 SXM5 datasheet gives 67 TFLOP/s of FP32 (non-tensor-core) peak; cuBLAS
-      // SGEMM on large square f32 matrices measures about 50 TFLOP/s. PyTorch keeps f32 matmul
-      // off TF32 by default (allow_tf32 = False since 1.12), so this is the rate it sees.
-      .gemmFlopsPerSecond = 50e12,
-      // HBM3 peak is 3.35 TB/s (datasheet); streaming kernels (BabelStream triad, large
-      // elementwise ops) reach about 90% of it.
-      .memoryBytesPerSecond = 3.0e12,
-      // Host-side cost of one kernel launch through the CUDA runtime: 2-5 us measured
-      // (cudaLaunchKernel of an empty kernel), about 5 us once a framework's dispatch is in.
-      .kernelLaunchSeconds = 5e-6,
-      // PCIe 5.0 x16 is 64 GB/s raw per direction; CUDA's bandwidthTest from pinned memory
-      // measures 35-50 GB/s on H100 hosts. From pageable memory the driver copies through its
-      // own staging buffer first, and about 10 GB/s is typical.
-      .hostToDevicePinnedBytesPerSecond = 40e9,
-      .hostToDevicePageableBytesPerSecond = 10e9,
-      .deviceToHostPinnedBytesPerSecond = 40e9,
-      .deviceToHostPageableBytesPerSecond = 10e9,
-      // NVLink 4: 18 links of 25 GB/s each way, 450 GB/s one way in theory (900 GB/s both
-      // ways); p2pBandwidthLatencyTest measures about 380 GB/s one way between two H100s.
-      .deviceToDeviceBytesPerSecond = 380e9,
-      // Fixed cost of a cudaMemcpyAsync: a few microseconds of driver work and DMA setup
-      // (bandwidthTest and p2pBandwidthLatencyTest latencies for tiny copies).
-      .copyLatencySeconds = 5e-6,
-      // Host figures only time ops a schedule leaves on the host. Rough: a dual-socket server
-      // running OpenBLAS SGEMM with AVX-512 reaches about 1 TFLOP/s; DDR5 streams about
-      // 100 GB/s across sockets, a single-threaded memcpy about 10 GB/s.
-      .hostGemmFlopsPerSecond = 1e12,
-      .hostMemoryBytesPerSecond = 100e9,
-      .hostMemcpyBytesPerSecond = 10e9,
-  };
-  return table;
-}
-
 CopyDirection copyDirection(const Device& from, const Device& to) {
   GXC_CHECK(from.placed() && to.placed(), "copy between unplaced devices {} and {}", from.str(),
             to.str());
@@ -48,21 +13,39 @@ CopyDirection copyDirection(const Device& from, const Device& to) {
   return to.isCpu() ? CopyDirection::DeviceToHost : CopyDirection::DeviceToDevice;
 }
 
-double gemmFlops(const Op& op) {
+GemmShape gemmShape(const Op& op) {
   if (op.kind == OpKind::Matmul) {
-    // result [..., M, N], contraction over a's columns (its rows when transposed).
+    // result [batch, m, n] or [m, n]; the contraction over a's columns (its rows when
+    // transposed).
     const Shape& a = op.operands[0]->type.shape;
-    GXC_CHECK(a.size() >= 2, "layer '{}': matmul operand of rank {}", op.layerName(), a.size());
-    int64_t k = op.attrs.getBool("transpose_a", false) ? a[a.size() - 2] : a.back();
-    return 2.0 * static_cast<double>(op.result->type.numel()) * static_cast<double>(k);
+    const Shape& result = op.result->type.shape;
+    GXC_CHECK(a.size() >= 2 && result.size() >= 2, "layer '{}': matmul of rank {}", op.layerName(),
+              a.size());
+    GemmShape shape;
+    shape.k = op.attrs.getBool("transpose_a", false) ? a[a.size() - 2] : a.back();
+    shape.m = result[result.size() - 2];
+    shape.n = result.back();
+    shape.batch = result.size() == 3 ? result[0] : 1;
+    return shape;
   }
-  if (op.kind == OpKind::Linear) {
-    int64_t in = op.operands[1]->type.shape.back();
-    double flops = 2.0 * static_cast<double>(op.result->type.numel()) * static_cast<double>(in);
-    if (op.operands.size() == 3) flops += static_cast<double>(op.result->type.numel());
-    return flops;
-  }
-  return 0;
+  GXC_CHECK(op.kind == OpKind::Linear, "layer '{}': gemmShape of a {} op", op.layerName(),
+            opName(op.kind));
+  // x [..., in] times weight [out, in] transposed: every row of x is a row of one GEMM.
+  GemmShape shape;
+  shape.k = op.operands[1]->type.shape.back();
+  shape.n = op.operands[1]->type.shape.front();
+  shape.m = shape.n > 0 ? op.result->type.numel() / shape.n : 0;
+  return shape;
+}
+
+double gemmFlops(const Op& op) {
+  if (op.kind != OpKind::Matmul && op.kind != OpKind::Linear) return 0;
+  GemmShape shape = gemmShape(op);
+  double products = static_cast<double>(shape.batch) * static_cast<double>(shape.m) *
+                    static_cast<double>(shape.n);
+  double flops = 2.0 * products * static_cast<double>(shape.k);
+  if (op.kind == OpKind::Linear && op.operands.size() == 3) flops += products;  // the bias
+  return flops;
 }
 
 int64_t opTrafficBytes(const Op& op) {
@@ -71,18 +54,81 @@ int64_t opTrafficBytes(const Op& op) {
   return bytes;
 }
 
+double gemmEfficiency(const GemmShape& shape, const CostTable& costs) {
+  // Output tiles, a skinny side counting as one: how many SMs the GEMM keeps busy (one wave
+  // at most; later waves are taken as full).
+  double tiles = static_cast<double>(shape.batch) *
+                 std::max(1.0, static_cast<double>(shape.m) / costs.gemmTileRows) *
+                 std::max(1.0, static_cast<double>(shape.n) / costs.gemmTileColumns);
+  double busySms = std::min(1.0, tiles / costs.gemmSms);
+  double k = static_cast<double>(shape.k);
+  double ownK = k / (k + costs.gemmPipelineDepth);
+  return costs.gemmPeakFraction * busySms * ownK;
+}
+
+double gemmComputeSeconds(const GemmShape& shape, DType dtype, const CostTable& costs) {
+  // 2mnk / (peak * efficiency), rearranged so that rounding keeps it monotone: below one wave
+  // the GEMM takes as long as the SMs' worth of full tiles would, and k / ownK = k + depth.
+  double m = static_cast<double>(shape.m), n = static_cast<double>(shape.n);
+  double k = static_cast<double>(shape.k);
+  if (shape.batch == 0 || m == 0 || n == 0 || k == 0) return 0;
+  double products = static_cast<double>(shape.batch) * m * n;
+  double oneWave =
+      costs.gemmSms * std::min(m, costs.gemmTileRows) * std::min(n, costs.gemmTileColumns);
+  return 2 * (k + costs.gemmPipelineDepth) * std::max(products, oneWave) /
+         (gemmPeakFlopsPerSecond(dtype, costs) * costs.gemmPeakFraction);
+}
+
+double gemmPeakFlopsPerSecond(DType dtype, const CostTable& costs) {
+  switch (dtype) {
+    case DType::F16:
+    case DType::BF16:
+      return costs.gemmF16FlopsPerSecond;
+    case DType::F32:
+      return costs.allowTf32 ? costs.gemmTf32FlopsPerSecond : costs.gemmF32FlopsPerSecond;
+    default:
+      return costs.gemmF32FlopsPerSecond;  // type inference admits float GEMMs only
+  }
+}
+
 namespace {
 
-// One kernel of `flops` (a GEMM's) or else `bytes` of memory traffic on `device`.
-double kernelSeconds(double flops, int64_t bytes, const Device& device, const CostTable& costs) {
-  bool gpu = device.isCuda();
-  double seconds;
-  if (flops > 0)
-    seconds = flops / (gpu ? costs.gemmFlopsPerSecond : costs.hostGemmFlopsPerSecond);
-  else
-    seconds = static_cast<double>(bytes) /
-              (gpu ? costs.memoryBytesPerSecond : costs.hostMemoryBytesPerSecond);
-  return seconds + (gpu ? costs.kernelLaunchSeconds : 0.0);
+// Seconds of GEMM math of the GEMM members of `ops` on `device`.
+double gemmMathSeconds(const std::vector<const Op*>& ops, const Device& device,
+                       const CostTable& costs) {
+  double seconds = 0;
+  for (const Op* op : ops) {
+    double flops = gemmFlops(*op);
+    if (flops <= 0) continue;
+    if (!device.isCuda()) {
+      seconds += flops / costs.hostGemmFlopsPerSecond;
+      continue;
+    }
+    seconds += gemmComputeSeconds(gemmShape(*op), op->result->type.dtype, costs);
+  }
+  return seconds;
+}
+
+// One kernel of `ops` (one op, or a fused kernel's members) moving `bytes`, plus its fixed
+// cost. On a GPU the longer of its GEMM math and its memory traffic. On the host a GEMM is
+// OpenBLAS's (its math alone) followed, when fused, by its epilogue kernel, which reads and
+// writes the GEMM's result; any other kernel is gxc's generated code moving its bytes.
+double kernelSeconds(const std::vector<const Op*>& ops, int64_t bytes, const Device& device,
+                     const CostTable& costs) {
+  double math = gemmMathSeconds(ops, device, costs);
+  if (device.isCuda())
+    return std::max(math, static_cast<double>(bytes) / costs.memoryBytesPerSecond) +
+           costs.kernelLaunchSeconds;
+  double generatedBytes = static_cast<double>(bytes);
+  if (math > 0)
+    generatedBytes =
+        ops.size() > 1 ? 2.0 * static_cast<double>(ops.back()->result->type.bytes()) : 0.0;
+  return math + generatedBytes / costs.hostMemoryBytesPerSecond + costs.hostOpSeconds;
+}
+
+bool isRowView(const Op& op) {
+  return op.kind == OpKind::Reshape ||
+         (op.kind == OpKind::Slice && op.attrs.getInt("axis", 0) == 0);
 }
 
 }  // namespace
@@ -90,12 +136,15 @@ double kernelSeconds(double flops, int64_t bytes, const Device& device, const Co
 double simOpSeconds(const Op& op, const Device& device, const CostTable& costs) {
   GXC_CHECK(op.kind != OpKind::Param && op.kind != OpKind::Copy,
             "layer '{}': simOpSeconds of a {} op", op.layerName(), opName(op.kind));
-  // A reshape, and a slice of whole rows, are views of contiguous memory on a GPU (as
-  // torch.Tensor.view and narrow(0, ...) are): no kernel, no time. The host still computes
-  // them as copies, which is only how sim keeps its data.
-  if (op.kind == OpKind::Reshape) return 0;
-  if (op.kind == OpKind::Slice && op.attrs.getInt("axis", 0) == 0) return 0;
-  return kernelSeconds(gemmFlops(op), opTrafficBytes(op), device, costs);
+  if (isRowView(op)) {
+    // A reshape, and a slice of whole rows, are views of contiguous memory on a GPU (as
+    // torch.Tensor.view and narrow(0, ...) are, and as the cuda platform runs them): no kernel,
+    // no time. The host materializes them: a buffer of their own, their bytes copied into it.
+    if (device.isCuda()) return 0;
+    return static_cast<double>(op.result->type.bytes()) / costs.hostMemcpyBytesPerSecond +
+           costs.hostOpSeconds;
+  }
+  return kernelSeconds({&op}, opTrafficBytes(op), device, costs);
 }
 
 double kernelFlops(const KernelStep& step) {
@@ -112,50 +161,58 @@ int64_t kernelTrafficBytes(const KernelStep& step) {
 
 double simStepSeconds(const KernelStep& step, const Device& device, const CostTable& costs) {
   if (step.ops.size() == 1) return simOpSeconds(*step.root(), device, costs);
-  return kernelSeconds(kernelFlops(step), kernelTrafficBytes(step), device, costs);
+  return kernelSeconds(step.ops, kernelTrafficBytes(step), device, costs);
 }
 
 double simCopySeconds(CopyDirection direction, int64_t bytes, HostMemory hostMemory,
                       const CostTable& costs) {
-  bool pinned = hostMemory == HostMemory::Pinned;
-  double bandwidth = 0;
+  double seconds = static_cast<double>(bytes);
   switch (direction) {
     case CopyDirection::HostToHost:
-      bandwidth = costs.hostMemcpyBytesPerSecond;
-      break;
-    case CopyDirection::HostToDevice:
-      bandwidth = pinned ? costs.hostToDevicePinnedBytesPerSecond
-                         : costs.hostToDevicePageableBytesPerSecond;
-      break;
-    case CopyDirection::DeviceToHost:
-      bandwidth = pinned ? costs.deviceToHostPinnedBytesPerSecond
-                         : costs.deviceToHostPageableBytesPerSecond;
-      break;
+      return seconds / costs.hostMemcpyBytesPerSecond;  // a memcpy: no driver, no DMA
     case CopyDirection::DeviceToDevice:
-      bandwidth = costs.deviceToDeviceBytesPerSecond;
+      return costs.copyLatencySeconds + seconds / costs.deviceToDeviceBytesPerSecond;
+    case CopyDirection::HostToDevice:
+    case CopyDirection::DeviceToHost:
       break;
   }
-  // A host-to-host memcpy pays no driver latency.
-  double latency = direction == CopyDirection::HostToHost ? 0.0 : costs.copyLatencySeconds;
-  return latency + static_cast<double>(bytes) / bandwidth;
+  if (hostMemory == HostMemory::Pageable)
+    return simStagedCopySeconds(direction, bytes, kStagingChunkBytes, costs);
+  double bandwidth = direction == CopyDirection::HostToDevice
+                         ? costs.hostToDevicePinnedBytesPerSecond
+                         : costs.deviceToHostPinnedBytesPerSecond;
+  return costs.copyLatencySeconds + seconds / bandwidth;
 }
 
 double simStagedCopySeconds(CopyDirection direction, int64_t bytes, int64_t chunkBytes,
                             const CostTable& costs) {
-  bool staged =
-      direction == CopyDirection::HostToDevice || direction == CopyDirection::DeviceToHost;
-  if (!staged) return simCopySeconds(direction, bytes, HostMemory::Pageable, costs);
+  bool toDevice = direction == CopyDirection::HostToDevice;
+  if (!toDevice && direction != CopyDirection::DeviceToHost)
+    return simCopySeconds(direction, bytes, HostMemory::Pinned, costs);
   GXC_CHECK(chunkBytes > 0, "staging chunk of {} bytes", chunkBytes);
-  // Every chunk is its own DMA, so it pays its own latency; an empty copy is still one. The
-  // host memcpy between the tensor and the staging buffer is taken to overlap the previous
-  // chunk's DMA (double buffering), so only the pinned DMA rate shows.
-  int64_t fullChunks = bytes / chunkBytes;
-  int64_t rest = bytes % chunkBytes;
-  double seconds = static_cast<double>(fullChunks) *
-                   simCopySeconds(direction, chunkBytes, HostMemory::Pinned, costs);
-  if (rest > 0 || fullChunks == 0)
-    seconds += simCopySeconds(direction, rest, HostMemory::Pinned, costs);
-  return seconds;
+  // The two legs of a chunk: toward the GPU the memcpy into the buffer comes first, then the
+  // DMA out of it; toward the host the DMA into the buffer, then the memcpy out. An empty copy
+  // is still one DMA.
+  auto memcpySeconds = [&](int64_t chunk) {
+    return static_cast<double>(chunk) / costs.hostMemcpyBytesPerSecond;
+  };
+  auto dmaSeconds = [&](int64_t chunk) {
+    return simCopySeconds(direction, chunk, HostMemory::Pinned, costs);
+  };
+  int64_t chunks = std::max<int64_t>(1, (bytes + chunkBytes - 1) / chunkBytes);
+  double firstEnd = 0;           // the previous chunk's first leg
+  double secondEnd[2] = {0, 0};  // the last second leg that used each buffer
+  double lastSecondEnd = 0;
+  for (int64_t i = 0; i < chunks; ++i) {
+    int64_t chunk = std::min(chunkBytes, bytes - i * chunkBytes);
+    double first = toDevice ? memcpySeconds(chunk) : dmaSeconds(chunk);
+    double second = toDevice ? dmaSeconds(chunk) : memcpySeconds(chunk);
+    // The first leg refills buffer i % 2: it waits for the second leg of chunk i - 2.
+    firstEnd = std::max(firstEnd, secondEnd[i % 2]) + first;
+    lastSecondEnd = std::max(lastSecondEnd, firstEnd) + second;
+    secondEnd[i % 2] = lastSecondEnd;
+  }
+  return lastSecondEnd;
 }
 
 }  // namespace gxc

@@ -91,7 +91,7 @@ CudaExecutor::CudaExecutor(const Graph& scheduled, CudaConfig config)
     streams_.push_back(onGpu ? std::make_unique<CudaStream>(device, stream.name) : nullptr);
     streamEnds_.push_back(onGpu ? std::make_unique<CudaEvent>(device, /*timing=*/true) : nullptr);
     bool copies = onGpu && stream.role != StreamRole::Compute;
-    staging_.push_back(copies ? std::make_unique<CudaStagingBuffer>(config_.stagingBytes)
+    staging_.push_back(copies ? std::make_unique<CudaStagingBuffer>(config_.stagingChunkBytes)
                               : nullptr);
   }
   // An event lives on the GPU of the stream that records it (cudaEventRecord requires it).

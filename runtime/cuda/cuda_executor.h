@@ -12,10 +12,11 @@
 //     activation as cuBLASLt's epilogue, not as a separate kernel; where cuBLASLt has no
 //     algorithm with that epilogue, the plain GEMM and then the step's generated epilogue
 //     kernel, in place on the result;
-//   - Copy: host<->device through each copy stream's pinned staging buffer
-//     (runtime/cuda/cuda_staging.h); device<->device by cudaMemcpyPeerAsync where the two GPUs can
-//     access each other's memory (peer access is enabled at start), else the pinned buffer,
-//     also where enabling it failed (with a note saying so, once per pair);
+//   - Copy: host<->device through each copy stream's double-buffered pinned staging, its
+//     host memcpys on the stream's own staging thread (runtime/cuda/cuda_staging.h);
+//     device<->device by cudaMemcpyPeerAsync where the two GPUs can access each other's
+//     memory (peer access is enabled at start), else the pinned buffer, also where enabling
+//     it failed (with a note saying so, once per pair);
 //   - View (reshape, slice along axis 0): no memory and no work, a pointer into its base;
 //   - an internal member of a fused kernel: nothing (its root computes it), but its events.
 // Each GPU's memory comes from a caching allocator over cudaMalloc with PyTorch's statistics
@@ -95,7 +96,7 @@ struct CudaConfig {
   // Tests only: as if cuBLASLt had no algorithm with an epilogue (CudaGemmRunner), so that
   // the plain GEMM and the generated epilogue kernel run instead.
   bool pretendNoGemmEpilogueAlgorithm = false;
-  int64_t stagingBytes = CudaStagingBuffer::kDefaultBytes;
+  int64_t stagingChunkBytes = CudaStagingBuffer::kDefaultChunkBytes;  // each of two per stream
   std::optional<GpuArch> arch;  // of the generated kernels; default: the run's oldest GPU's
   KernelCache cache = KernelCache::fromEnvironment();
   std::function<void(const std::string&)> note;  // one line for the user; empty: dropped

@@ -313,6 +313,7 @@ void CudaExecutor::finish(RunState& state) {
     if (!streams_[s]) continue;
     try {
       streams_[s]->synchronize();
+      if (staging_[s]) staging_[s]->rethrowFailure();  // its thread's, now that it is idle
     } catch (...) {
       if (!failure) failure = std::current_exception();
     }

@@ -17,7 +17,7 @@ SimExecutor::SimExecutor(const Graph& scheduled, SimConfig config)
       config_(std::move(config)),
       schedule_(readSchedule(scheduled)),
       plan_(scheduled),
-      staging_(config_.stagingBytes) {
+      staging_(config_.stagingChunkBytes) {
   if (config_.gpus < 1) usageError("--sim-gpus needs at least 1 GPU, not {}", config_.gpus);
   if (config_.memoryPerGpu <= 0) usageError("--sim-gpus: GPU memory must be positive");
   if (config_.deviceMap.empty())
@@ -196,7 +196,7 @@ double SimExecutor::simulatedSeconds(const KernelStep& step) const {
   if (op.kind != OpKind::Copy) return simStepSeconds(step, op.device(), config_.costs);
   CopyDirection direction = copyDirection(op.operands[0]->type.device, op.device());
   int64_t bytes = op.result->type.bytes();
-  return simStagedCopySeconds(direction, bytes, config_.stagingBytes, config_.costs);
+  return simStagedCopySeconds(direction, bytes, config_.stagingChunkBytes, config_.costs);
 }
 
 void SimExecutor::issue(RunState& state, size_t index) {

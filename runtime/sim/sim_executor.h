@@ -10,7 +10,9 @@
 // is simulated: every stream has a clock; an op starts when its stream is free and the events
 // it waits for have completed, and lasts what the H100 cost model says; a fused kernel is
 // priced, and drawn in the trace, as one kernel (simStepSeconds: one launch, its external
-// inputs and its result as traffic). The clock is computed in issue order on the
+// inputs and its result as traffic); a host<->device copy as the staging pipeline of the
+// cuda platform (simStagedCopySeconds: the host side of every tensor is pageable); ops on the
+// host by the cost table's host figures. The clock is computed in issue order on the
 // calling thread, so it is deterministic whatever the threads do.
 //
 // Memory is the plan's (passes/plan_memory.h, runtime/memory_plan.h): each device's activations
@@ -65,14 +67,17 @@ struct SimConfig {
   // GXC_LAUNCH_BLOCKING=1: every op completes before the next is issued, so an error is
   // reported at the layer that caused it, not at the next synchronization.
   bool launchBlocking = false;
-  int64_t stagingBytes = SimStagingBuffers::kDefaultBytes;  // per pinned staging buffer
+  // Each of the two pinned staging buffers per GPU and direction (sim_staging.h).
+  int64_t stagingChunkBytes = SimStagingBuffers::kDefaultChunkBytes;
   CostTable costs = h100SxmCosts();
 };
 
 struct SimDeviceReport {
-  std::string device;         // as the run names it: "cpu", "cuda:0"
-  int virtualGpu = -1;        // the GPU behind cuda:i; -1 for the host
-  double busyMs = 0;          // simulated time its streams spent running ops and copies
+  std::string device;   // as the run names it: "cpu", "cuda:0"
+  int virtualGpu = -1;  // the GPU behind cuda:i; -1 for the host
+  // Simulated time during which at least one of its streams ran an op or a copy: the union
+  // of their spans, so streams that overlap count once (busyMs <= finishMs <= totalMs).
+  double busyMs = 0;
   double finishMs = 0;        // simulated time its last op ended
   int64_t kernels = 0;        // ops other than copies
   MemoryStats memory;         // peaks are this run's (they are reset when a run starts)

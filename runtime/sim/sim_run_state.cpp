@@ -12,10 +12,23 @@ namespace {
 
 constexpr double kMicrosecondsPerSecond = 1e6;
 
+// The length of the union of `spans`, each [start, end): spans that overlap or touch merge
+// into one, whose length is its end minus its start (so back-to-back ops add no rounding).
+double unionLength(std::vector<std::pair<double, double>> spans) {
+  std::sort(spans.begin(), spans.end());
+  double length = 0;
+  for (size_t i = 0; i < spans.size();) {
+    double start = spans[i].first, end = spans[i].second;
+    for (++i; i < spans.size() && spans[i].first <= end; ++i) end = std::max(end, spans[i].second);
+    length += end - start;
+  }
+  return length;
+}
+
 }  // namespace
 
 SimExecutor::RunState::RunState(const Schedule& schedule, const std::vector<int>& deviceMap)
-    : streamClock(schedule.streams.size(), 0.0) {
+    : streamClock(schedule.streams.size(), 0.0), spans(deviceMap.size() + 1) {
   devices.emplace_back().device = "cpu";
   trace.declareProcess("cpu", "cpu (host)");
   for (size_t i = 0; i < deviceMap.size(); ++i) {
@@ -43,7 +56,8 @@ void SimExecutor::RunState::account(const Schedule& schedule, size_t index, doub
   double end = startSeconds + seconds;
 
   SimDeviceReport& runsOn = device(stream.device);
-  runsOn.busyMs += seconds * 1e3;
+  if (seconds > 0)
+    spans[static_cast<size_t>(&runsOn - devices.data())].emplace_back(startSeconds, end);
   runsOn.finishMs = std::max(runsOn.finishMs, end * 1e3);
 
   TraceSpan span;
@@ -97,6 +111,7 @@ void SimExecutor::RunState::account(const Schedule& schedule, size_t index, doub
 
 void SimExecutor::RunState::fillReport(SimRunReport& report, const SimExecutor& executor) {
   report.totalMs = 0;
+  for (size_t i = 0; i < devices.size(); ++i) devices[i].busyMs = unionLength(spans[i]) * 1e3;
   for (SimDeviceReport& entry : devices) {
     Device which = entry.virtualGpu < 0 ? Device::cpu() : *parseDevice(entry.device);
     entry.memory = executor.allocatorFor(which).stats();

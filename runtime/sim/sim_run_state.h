@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "runtime/sim/sim_executor.h"
@@ -43,7 +44,7 @@ struct SimExecutor::RunState {
   SimDeviceReport& device(const Device& device);
   // Books op `index`, the root of `step`, which runs for `seconds` from `startSeconds`: one
   // span in the trace for the whole step (with arrows from the ops whose events it waits
-  // for, `kernelWaits`), its stream's busy time, kernels and copies.
+  // for, `kernelWaits`), its device's busy span, kernels and copies.
   void account(const Schedule& schedule, size_t index, double startSeconds, double seconds,
                const KernelStep& step);
   void fillReport(SimRunReport& report, const SimExecutor& executor);
@@ -54,6 +55,9 @@ struct SimExecutor::RunState {
   std::map<int64_t, size_t> eventSpan;   // the trace span of the op that records it
   std::vector<int64_t> kernelWaits;      // the waits of the fused kernel being issued
   std::vector<SimDeviceReport> devices;  // cpu, cuda:0, cuda:1, ...
+  // Per device (as `devices`), the [start, end) of every op and copy on its streams, in
+  // seconds: its busy time is their union.
+  std::vector<std::vector<std::pair<double, double>>> spans;
   ChromeTrace trace;
 };
 

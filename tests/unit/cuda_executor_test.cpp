@@ -27,7 +27,7 @@ graph @one(%x: f32[300,64] @cpu) -> (y) attributes {seed = 2} {
 CudaConfig gpus(std::vector<int> map) {
   CudaConfig config;
   config.deviceMap = std::move(map);
-  config.stagingBytes = 16 << 10;  // small, so copies go in several chunks
+  config.stagingChunkBytes = 16 << 10;  // small, so copies go in several chunks
   return config;
 }
 

@@ -160,11 +160,19 @@ TEST(SimExecutorTest, SimulatedTimesAreTheCostModelsAndDeterministic) {
   executor.run(inputs, &first);
   executor.run(inputs, &second);
   const double us = 1e6;
-  double upload = 5e-6 + 6400 / 40e9;
-  double matmul1 = 2.0 * 1000 * 8 * 200 / 50e12 + 5e-6;
+  const CostTable& costs = h100SxmCosts();
+  // x (6400 B) fits one staging chunk: the memcpy into the pinned buffer, then the DMA.
+  double upload = 6400 / costs.hostMemcpyBytesPerSecond + 5e-6 + 6400 / 40e9;
+  const Graph& g = *graph;
+  double matmul1 = simOpSeconds(*g.find("h")->producer, Device::cuda(0));
   double across = 5e-6 + 32000 / 380e9;
-  double matmul2 = 2.0 * 200 * 8 * 1000 / 50e12 + 5e-6;
-  double download = 5e-6 + 6400 / 40e9;
+  double matmul2 = simOpSeconds(*g.find("y")->producer, Device::cuda(1));
+  // Toward the host the DMA first, then the memcpy out of the buffer.
+  double download = 5e-6 + 6400 / 40e9 + 6400 / costs.hostMemcpyBytesPerSecond;
+  // The GEMMs are small: 8 of their 1000 rows' tiles keep 8 of 132 SMs busy, so their math
+  // outlasts their operands' trip over HBM.
+  EXPECT_DOUBLE_EQ(matmul1, 5e-6 + gemmComputeSeconds({1, 1000, 8, 200}, DType::F32, costs));
+  EXPECT_GT(matmul1, 5e-6 + (800000 + 6400 + 32000) / 3.0e12);
   ParsedTrace trace(first.trace);
   EXPECT_NEAR(trace.end("%x.cuda0 = copy"), upload * us, 1e-9);
   EXPECT_NEAR(trace.end("%h = matmul"), (upload + matmul1) * us, 1e-9);
@@ -187,12 +195,56 @@ TEST(SimExecutorTest, IndependentBranchesOnFourGpusOverlapAndMatchTheHost) {
     EXPECT_LT(trace.start("%l0 = linear"), trace.end(name)) << name;
   }
   // ...and the gathering copies wait for their producers on the other GPUs.
-  EXPECT_GE(trace.start("%r1.cuda0 = copy"), trace.end("%r1 = relu"));
-  EXPECT_GE(trace.start("%r3.cuda0 = copy"), trace.end("%r3 = sigmoid"));
-  EXPECT_GE(trace.start("%sum = add"), trace.end("%r3.cuda0 = copy"));
+  // (The trace's microseconds are sums, so equal times may differ in the last bit.)
+  EXPECT_GE(trace.start("%r1.cuda0 = copy") + 1e-9, trace.end("%r1 = relu"));
+  EXPECT_GE(trace.start("%r3.cuda0 = copy") + 1e-9, trace.end("%r3 = sigmoid"));
+  EXPECT_GE(trace.start("%sum = add") + 1e-9, trace.end("%r3.cuda0 = copy"));
   EXPECT_EQ(reportOf(report, "cuda:0").copiesIn, 4);  // x and three branches
   EXPECT_EQ(reportOf(report, "cuda:3").copiesOut, 2);
   EXPECT_EQ(reportOf(report, "cpu").copiesIn, 2);
+}
+
+TEST(SimExecutorTest, BusyIsTheUnionOfADevicesStreamsNotTheirSum) {
+  auto graph = simtest::parse(kFourBranches);
+  SimExecutor executor(*graph, gpus(4));
+  SimRunReport report;
+  executor.run(simtest::defaultInputs(*graph), &report);
+  ParsedTrace trace(report.trace);
+  // On cuda:0, s01 (compute) runs while r2 crosses from cuda:2 (d2d): the spans overlap.
+  EXPECT_LT(trace.start("%r2.cuda0 = copy"), trace.end("%s01 = add"));
+  EXPECT_LT(trace.start("%s01 = add"), trace.end("%r2.cuda0 = copy"));
+  double summed = 0;
+  for (const auto& [name, span] : trace.spans)
+    if (trace.processNames.at(span.at("pid")).rfind("cuda:0 ", 0) == 0)
+      summed += span.at("dur").get<double>() / 1e3;
+  const SimDeviceReport& gpu0 = reportOf(report, "cuda:0");
+  EXPECT_LT(gpu0.busyMs, summed - 1e-6);
+  for (const SimDeviceReport& device : report.devices) {
+    EXPECT_LE(device.busyMs, device.finishMs) << device.device;
+    EXPECT_LE(device.finishMs, report.totalMs) << device.device;
+  }
+  EXPECT_GT(gpu0.busyMs, 0);
+}
+
+TEST(SimExecutorTest, ARunThatStaysOnTheHostTakesSimulatedTime) {
+  auto graph = simtest::parse(R"(
+graph @host(%x: f32[64,13] @cpu) -> (y) attributes {seed = 0} {
+  %w = param {init = "normal", name = "w", seed = 0} : f32[16,13] @cpu
+  %l = linear %x, %w {in_features = 13, out_features = 16, stream = "cpu.compute"} : f32[64,16] @cpu
+  %y = relu %l {stream = "cpu.compute"} : f32[64,16] @cpu
+  return %y
+}
+)");
+  SimExecutor executor(*graph, gpus(2));
+  SimRunReport report;
+  executor.run(simtest::defaultInputs(*graph), &report);
+  const Graph& g = *graph;
+  double expected = simOpSeconds(*g.find("l")->producer, Device::cpu()) +
+                    simOpSeconds(*g.find("y")->producer, Device::cpu());
+  EXPECT_GE(expected, 2 * h100SxmCosts().hostOpSeconds);
+  EXPECT_NEAR(report.totalMs, expected * 1e3, 1e-12);
+  EXPECT_NEAR(reportOf(report, "cpu").busyMs, expected * 1e3, 1e-12);
+  EXPECT_EQ(reportOf(report, "cuda:0").busyMs, 0);
 }
 
 TEST(SimExecutorTest, TheDeviceMapPicksWhichGpuIsWhich) {
@@ -214,7 +266,7 @@ TEST(SimExecutorTest, StagingBuffersArePinnedOnceAndReused) {
   auto inputs = simtest::defaultInputs(*graph);
   auto expected = simtest::runOnHost(kVeryBigModule, inputs);
   SimConfig config = gpus(2);
-  config.stagingBytes = 4096;  // params (800 KB) and x (6400 B) move in several chunks
+  config.stagingChunkBytes = 4096;  // params (800 KB) and x (6400 B) move in several chunks
   SimExecutor executor(*graph, config);
   SimRunReport report;
   expectSameTensors(executor.run(inputs, &report), expected);
@@ -222,9 +274,11 @@ TEST(SimExecutorTest, StagingBuffersArePinnedOnceAndReused) {
   EXPECT_EQ(executor.pinnedAllocations(), 3);
   for (int i = 0; i < 3; ++i) expectSameTensors(executor.run(inputs), expected);
   EXPECT_EQ(executor.pinnedAllocations(), 3);
-  // Two chunks, two DMA latencies.
+  // Two chunks through the two buffers: chunk 1's memcpy runs during chunk 0's DMA, so the
+  // copy is chunk 0's memcpy, both DMAs, two latencies.
   ParsedTrace trace(report.trace);
-  EXPECT_NEAR(trace.end("%x.cuda0 = copy"), (2 * 5e-6 + 6400 / 40e9) * 1e6, 1e-9);
+  double memcpy0 = 4096 / h100SxmCosts().hostMemcpyBytesPerSecond;
+  EXPECT_NEAR(trace.end("%x.cuda0 = copy"), (memcpy0 + 2 * 5e-6 + 6400 / 40e9) * 1e6, 1e-9);
 }
 
 TEST(SimExecutorTest, RepeatedRunsReuseTheArenaAndReleaseCachedKeepsParamsAndArenas) {

@@ -1,7 +1,7 @@
 // A fused kernel on the sim platform is priced and drawn as ONE kernel: one launch, its
 // external inputs and its result as memory traffic (its inner values never touch memory),
 // one span in the trace, named after the kernel and listing its members; and the same chain
-// unfused, member by member, takes longer.
+// unfused, member by member, does more work.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -83,18 +83,24 @@ TEST(SimFusedKernelTest, AFusedKernelIsOneLaunchOfItsExternalTraffic) {
   EXPECT_EQ(fused.report.devices.at(1).kernels, 1);
 }
 
-TEST(SimFusedKernelTest, TheFusedChainIsFasterThanTheUnfusedOne) {
+TEST(SimFusedKernelTest, TheFusedChainDoesLessWorkThanTheUnfusedOne) {
   SimRun fused = runOnSim(true), unfused = runOnSim(false);
   std::vector<json> spans = computeSpans(unfused.report);
   ASSERT_EQ(spans.size(), 3u);  // three launches, each reading and writing its tensors
   EXPECT_EQ(unfused.report.devices.at(1).kernels, 3);
+  auto computeUs = [](const SimRun& run) {
+    double sum = 0;
+    for (const json& span : computeSpans(run.report)) sum += span["dur"].get<double>();
+    return sum;
+  };
   const CostTable& costs = h100SxmCosts();
   const double tensor = 64 * 256 * 4;
   // Unfused: mul 2, softmax 2, add 3 tensors of traffic; fused: 3; and two launches fewer.
   double saved = 2 * costs.kernelLaunchSeconds + 4 * tensor / costs.memoryBytesPerSecond;
-  EXPECT_NEAR(unfused.report.devices.at(1).busyMs - fused.report.devices.at(1).busyMs, saved * 1e3,
-              1e-9);
-  EXPECT_LT(fused.report.totalMs, unfused.report.totalMs);
+  EXPECT_NEAR(computeUs(unfused) - computeUs(fused), saved * 1e6, 1e-6);
+  // The run is not slower; here not faster either: unfused, mul and softmax run while r is
+  // still being uploaded, and add, which waits for r, costs what the fused kernel does.
+  EXPECT_LE(fused.report.totalMs, unfused.report.totalMs);
 }
 
 }  // namespace

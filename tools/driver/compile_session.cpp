@@ -1,5 +1,8 @@
 #include "tools/driver/compile_session.h"
 
+#include <cstdlib>
+#include <string_view>
+
 #include <fmt/format.h>
 
 #include "codegen/gpu_arch.h"
@@ -27,6 +30,10 @@ CompiledModel compileModel(const CompileOptions& options, CompileFor purpose, st
                                      : compiled.devices.gpuMemoryBytes.at(device.index);
     compiled.target.devices.push_back({device, bytes});
   }
+  // GXC_ALLOW_TF32=1 puts f32 GEMMs on the tensor cores (runtime/cuda/cuda_gemm.h): plans
+  // and the sim's clock price them so.
+  const char* tf32 = std::getenv("GXC_ALLOW_TF32");
+  compiled.target.costs.allowTf32 = tf32 && std::string_view(tf32) == "1";
   PassContext context;
   context.target = compiled.target;
   context.strict = options.strict;

@@ -168,6 +168,7 @@ PlatformRun runOnSim(const CompiledModel& compiled, const std::map<std::string, 
   config.memoryPerGpu = compiled.sim.memoryBytes;
   config.deviceMap = compiled.devices.gpuIds;
   config.launchBlocking = launchBlockingFromEnvironment();
+  config.costs = compiled.target.costs;
   SimExecutor executor(*compiled.graph, config);
   SimRunReport report;
   PlatformRun run;

@@ -15,7 +15,10 @@ namespace gxc {
 struct DeviceSummary {
   std::string device;   // "cpu", "cuda:0"
   std::string backing;  // what runs it: "host", "sim GPU 1"
-  double timeMs = 0;    // time its streams were busy
+  // Its time, never more than totalMs: on sim, when at least one of its streams ran
+  // something (the union of their spans); on real GPUs, from its start to its last stream's
+  // end; on the host, the run's wall time.
+  double timeMs = 0;
   int64_t peakAllocatedBytes = 0;
   int64_t peakReservedBytes = 0;
   int64_t bytesCopiedIn = 0;
