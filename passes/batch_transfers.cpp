@@ -65,7 +65,8 @@
 //      make, not empty, not too large, read by something) and, if a group has two, frontiers.
 //   2. Analysis::formBatches: per group, in the order of their consumers, the first pending
 //      copy leads a batch that every later pending copy joins if its source is ready.
-//   3. BatchWriter: packs right after the last source (packing at the batch point would make
+//   3. BatchWriter (batch_transfers_writer.h): packs right after the last source (packing at the
+//   batch point would make
 //      the pack wait for unrelated work queued on the source's stream), copies and unpacks
 //      right before the batch point.
 #include "passes/batch_transfers.h"
@@ -78,6 +79,7 @@
 
 #include "ir/fused_kernel.h"
 #include "passes/assign_streams.h"
+#include "passes/batch_transfers_writer.h"
 #include "target/cost_model.h"
 
 namespace gxc {
@@ -109,22 +111,11 @@ int64_t maxBatchedCopyBytes(const Device& from, const Device& to, const CostTabl
 
 namespace {
 
-struct Candidate {
-  Op* copy;
-  size_t copyIndex;
-  Op* consumer;          // the earliest op reading the copy; null when only outputs do
-  size_t consumerIndex;  // ops().size() for the end of the graph
-};
-
-using Batch = std::vector<Candidate>;  // the leader first
-
-bool consumedFirst(const Candidate& a, const Candidate& b) {
+bool consumedFirst(const BatchCandidate& a, const BatchCandidate& b) {
   return std::tie(a.consumerIndex, a.copyIndex) < std::tie(b.consumerIndex, b.copyIndex);
 }
 
 using GroupKey = std::tuple<std::string, std::string, DType>;
-
-const Device& sourceDevice(const Op& copy) { return copy.operands[0]->type.device; }
 
 GroupKey groupOf(const Op& copy) {
   return {sourceDevice(copy).str(), copy.device().str(), copy.result->type.dtype};
@@ -177,7 +168,7 @@ class Analysis {
       std::sort(pending.begin(), pending.end(), consumedFirst);
       while (!pending.empty()) {
         Batch batch = {pending.front()};
-        std::vector<Candidate> rest;
+        std::vector<BatchCandidate> rest;
         for (size_t i = 1; i < pending.size(); ++i)
           (batch.size() < kMaxMembers && readyFor(pending[i], batch.front()) ? batch : rest)
               .push_back(pending[i]);
@@ -198,7 +189,7 @@ class Analysis {
     const std::vector<Op*>& readers = it == readers_.end() ? kNone : it->second;
     if (isBatchedTransfer(*copy, readers)) return;
     if (readers.empty() && !outputs_.count(copy->result)) return;  // dead: not ours to move
-    Candidate candidate = {copy, index, nullptr, graph_.ops().size()};
+    BatchCandidate candidate = {copy, index, nullptr, graph_.ops().size()};
     for (Op* reader : readers) {
       size_t at = index_.at(reader);
       if (at < candidate.consumerIndex) candidate = {copy, index, reader, at};
@@ -230,7 +221,7 @@ class Analysis {
   }
 
   // Whether the leader's batch point already waits for the candidate's source.
-  bool readyFor(const Candidate& candidate, const Candidate& leader) const {
+  bool readyFor(const BatchCandidate& candidate, const BatchCandidate& leader) const {
     const Op* producer = candidate.copy->operands[0]->producer;
     if (!producer || producer->kind == OpKind::Param || !leader.consumer) return true;
     size_t at = index_.at(producer);
@@ -241,162 +232,17 @@ class Analysis {
   std::unordered_map<const Op*, size_t> index_;
   std::unordered_map<const Value*, std::vector<Op*>> readers_;
   std::unordered_set<const Value*> outputs_;
-  std::map<GroupKey, std::vector<Candidate>> groups_;
+  std::map<GroupKey, std::vector<BatchCandidate>> groups_;
   std::vector<int> streamOfOp_;
   size_t streams_ = 0;
   std::vector<int64_t> frontier_;
-};
-
-std::string deviceSuffix(const Device& device) {
-  std::string suffix = device.str();
-  suffix.erase(std::remove(suffix.begin(), suffix.end(), ':'), suffix.end());
-  return suffix;
-}
-
-// Whether the values stack along dim 0 as they are (same dims after the first), so no piece
-// needs a reshape on either side.
-bool stacksAlongDim0(const Batch& batch) {
-  const Shape& first = batch.front().copy->result->type.shape;
-  return std::all_of(batch.begin(), batch.end(), [&](const Candidate& member) {
-    const Shape& shape = member.copy->result->type.shape;
-    return !shape.empty() && !first.empty() &&
-           std::equal(shape.begin() + 1, shape.end(), first.begin() + 1, first.end());
-  });
-}
-
-// What a round of writes needs to know of the graph as it was when the round began, taken in
-// one walk: asking the graph per copy (its readers, its producer's position) would walk it
-// once per copy. Writes within a round never change what it holds for the batches still to
-// write: a batch touches only its own copies' readers, and readsMovingCopy keeps the batches
-// whose sources another batch replaces for the next round.
-struct RoundView {
-  explicit RoundView(const Graph& graph) : readers(graph.usersByValue()) {
-    const std::vector<Op*>& ops = graph.ops();
-    for (size_t i = 0; i < ops.size(); ++i) position[ops[i]] = i;
-    for (size_t i = 0; i < graph.outputs().size(); ++i)
-      outputs[graph.outputs()[i].value].push_back(i);
-  }
-  std::unordered_map<const Value*, std::vector<Op*>> readers;
-  std::unordered_map<const Op*, size_t> position;
-  std::unordered_map<const Value*, std::vector<size_t>> outputs;  // indices into outputs()
-};
-
-class BatchWriter {
- public:
-  explicit BatchWriter(Graph& graph) : graph_(graph) {}
-
-  void write(const Batch& batch, const RoundView& round) {
-    const Candidate& leader = batch.front();
-    const Device from = sourceDevice(*leader.copy), to = leader.copy->device();
-    const DType dtype = leader.copy->result->type.dtype;
-    const bool stacked = stacksAlongDim0(batch);
-    Op* packAt = packPoint(batch, round);
-    std::vector<Value*> pieces;
-    int64_t length = 0;
-    for (const Candidate& member : batch) {
-      Value* source = member.copy->operands[0];
-      if (!stacked && source->type.rank() != 1) {
-        Attrs flat;
-        flat.set("shape", std::vector<int64_t>{-1});
-        source =
-            insert(packAt, OpKind::Reshape, source, graph_.uniqueName(source->name + ".flat"),
-                   TensorType::of(dtype, {source->type.numel()}, from), flat, member.copy->loc);
-      }
-      pieces.push_back(source);
-      length += source->type.shape[0];
-    }
-    Shape packedShape = pieces.front()->type.shape;
-    packedShape[0] = length;
-    std::string name = nextBatchName();
-    Op* pack =
-        graph_.insertOpBefore(packAt, OpKind::Concat, pieces, name,
-                              TensorType::of(dtype, packedShape, from), {}, leader.copy->loc);
-    Value* moved = insert(leader.consumer, OpKind::Copy, pack->result,
-                          graph_.uniqueName(name + "." + deviceSuffix(to)),
-                          TensorType::of(dtype, packedShape, to), {}, leader.copy->loc);
-    int64_t offset = 0;
-    for (size_t i = 0; i < batch.size(); ++i) {
-      unpack(batch[i].copy, moved, offset, pieces[i]->type.shape[0], leader.consumer, round);
-      offset += pieces[i]->type.shape[0];
-    }
-  }
-
- private:
-  Value* insert(Op* before, OpKind kind, Value* operand, const std::string& name, TensorType type,
-                Attrs attrs, const SourceLoc& loc) {
-    return graph_
-        .insertOpBefore(before, kind, {operand}, name, std::move(type), std::move(attrs), loc)
-        ->result;
-  }
-
-  // Right after the last source is defined, past the params (resident: they order nothing).
-  // Ops that earlier batches of the round put after that source count as after it too, so
-  // the walk goes through the graph as it is now, from the source the round's view finds.
-  Op* packPoint(const Batch& batch, const RoundView& round) const {
-    const Op* last = nullptr;
-    for (const Candidate& member : batch) {
-      const Op* producer = member.copy->operands[0]->producer;
-      if (producer && producer->kind != OpKind::Param &&
-          (!last || round.position.at(producer) > round.position.at(last)))
-        last = producer;
-    }
-    Op* at = last ? graph_.nextOp(last) : (graph_.ops().empty() ? nullptr : graph_.ops().front());
-    while (at && at->kind == OpKind::Param) at = graph_.nextOp(at);
-    return at;
-  }
-
-  std::string nextBatchName() {
-    while (graph_.find("batch" + std::to_string(nextBatch_))) ++nextBatch_;
-    return "batch" + std::to_string(nextBatch_++);
-  }
-
-  // Replaces `copy` by rows [offset, offset + length) of `moved`, reshaped back to its shape
-  // if it was flattened; the result keeps the copy's name, so its readers see no change.
-  void unpack(Op* copy, Value* moved, int64_t offset, int64_t length, Op* before,
-              const RoundView& round) {
-    const std::string name = copy->result->name;
-    const TensorType type = copy->result->type;
-    const SourceLoc loc = copy->loc;
-    // Its readers let go of it for a moment, so that it can be erased and its name reused.
-    std::vector<std::pair<Op*, size_t>> readers;
-    if (auto it = round.readers.find(copy->result); it != round.readers.end())
-      for (Op* op : it->second)
-        for (size_t i = 0; i < op->operands.size(); ++i)
-          if (op->operands[i] == copy->result) readers.emplace_back(op, i);
-    static const std::vector<size_t> kNoOutputs;
-    auto found = round.outputs.find(copy->result);
-    const std::vector<size_t>& outputs = found == round.outputs.end() ? kNoOutputs : found->second;
-    for (auto [op, i] : readers) op->operands[i] = moved;
-    for (size_t i : outputs) graph_.setOutputValue(i, moved);
-    graph_.eraseOp(copy);
-
-    Attrs rows;
-    rows.set("start", offset);
-    rows.set("end", offset + length);
-    bool reshaped = moved->type.rank() == 1 && type.rank() != 1;
-    Shape sliced = type.shape;
-    if (reshaped) sliced = {length};
-    Value* piece =
-        insert(before, OpKind::Slice, moved, reshaped ? graph_.uniqueName(name + ".flat") : name,
-               TensorType::of(type.dtype, sliced, type.device), rows, loc);
-    if (reshaped) {
-      Attrs back;
-      back.set("shape", type.shape);
-      piece = insert(before, OpKind::Reshape, piece, name, type, back, loc);
-    }
-    for (auto [op, i] : readers) op->operands[i] = piece;
-    for (size_t i : outputs) graph_.setOutputValue(i, piece);
-  }
-
-  Graph& graph_;
-  int nextBatch_ = 0;
 };
 
 // Whether the batch reads a copy that a batch of this round replaces, as a source or as its
 // batch point: it waits for the next round, which sees the graph as it is then.
 bool readsMovingCopy(const Batch& batch, const std::unordered_set<const Op*>& moving) {
   if (batch.front().consumer && moving.count(batch.front().consumer)) return true;
-  return std::any_of(batch.begin(), batch.end(), [&](const Candidate& member) {
+  return std::any_of(batch.begin(), batch.end(), [&](const BatchCandidate& member) {
     return moving.count(member.copy->operands[0]->producer) != 0;
   });
 }
@@ -413,14 +259,14 @@ bool BatchTransfersPass::run(Graph& graph, const PassContext& context) const {
     std::vector<Batch> batches = Analysis(graph, context.target.costs).formBatches();
     std::unordered_set<const Op*> moving;
     for (const Batch& batch : batches)
-      for (const Candidate& member : batch) moving.insert(member.copy);
+      for (const BatchCandidate& member : batch) moving.insert(member.copy);
     std::vector<const Batch*> ready;
     for (const Batch& batch : batches)
       if (!readsMovingCopy(batch, moving)) ready.push_back(&batch);
     // None when no batch forms, or (only with copies of copies going back and forth) when
     // every batch waits for another: what is left moves as it is.
     if (ready.empty()) return changed;
-    RoundView round(graph);
+    BatchRound round(graph);
     for (const Batch* batch : ready) writer.write(*batch, round);
     changed = true;
   }

@@ -13,8 +13,8 @@ namespace gxc {
 CompiledModel compileModel(const CompileOptions& options, CompileFor purpose, std::ostream& notes) {
   CompiledModel compiled;
   if (!options.simGpus.empty()) compiled.sim = parseSimGpusOption(options.simGpus);
-  compiled.devices = resolveRunDevices(options.devices, compiled.sim,
-                                       options.gpus ? *options.gpus : GpuProbe());
+  compiled.devices =
+      resolveRunDevices(options.devices, compiled.sim, options.gpus ? *options.gpus : GpuProbe());
   // Before any pass: a run whose kernels its GPUs could not load is refused at once (`compile
   // --emit ptx` may build for GPUs elsewhere).
   if (purpose == CompileFor::Run && !options.arch.empty())

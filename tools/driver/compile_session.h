@@ -22,7 +22,7 @@ struct CompileOptions {
   int microbatches = 0;              // --microbatches (pipeline); 0: the number of devices
   bool explain = false;              // --explain: each layer's device and why, on stderr
   std::string weightsPath;
-  std::string arch;  // --arch sm_XX as given; empty: the device's, or sm_90
+  std::string arch;                // --arch sm_XX as given; empty: the device's, or sm_90
   PassManagerOptions passes;       // --print-ir-after, --dump-ir, --time-passes
   const GpuProbe* gpus = nullptr;  // tests: fake real GPUs; null: this machine's
 };
