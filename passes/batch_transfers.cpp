@@ -35,28 +35,27 @@
 //   graph outputs have the end of the graph as batch point, which waits for everything.
 //   Members consumed later run on the destination after the batch point, so they gain no
 //   wait either.
-// - Size. A member saves one DMA latency, 5 us (less, toward the host, the slice that unpacks
-//   it there, an op of its own). It costs one more read and write of its bytes on the source
-//   (the pack, a concat kernel), on the destination a copy (a slice is a view on a GPU, a
-//   memcpy on the host) and, since the batch point waits for the whole buffer, up to bytes
-//   over the link's rate before it; across PCIe that rate is the staging pipeline's slower
-//   leg, the host memcpy. All by the cost table the pass is given (context.target.costs): with
-//   the H100 table's figures (host memcpy 8 GB/s, gxc's host kernels 0.7 GB/s, HBM 3 TB/s,
-//   NVLink 380 GB/s) a member pays for itself below 1.6 KiB toward a GPU (the host's concat
-//   is the dear part), below 17 KiB toward the host, below 1.4 MiB over NVLink. Larger copies
-//   move alone; for them the latency is a small part of the time anyway.
+// - Size. A member saves one DMA latency, 5 us. It costs one more read and write of its bytes
+//   on the source (the pack, a concat kernel) and, since the batch point waits for the whole
+//   buffer, up to bytes over the link's rate before it; across PCIe that rate is the staging
+//   pipeline's slower leg, the host memcpy. Unpacking is free: the pieces are views (rows of
+//   the packed buffer, reshaped), on every platform. All by the cost table the pass is given
+//   (context.target.costs): with the H100 table's figures (host memcpy 8 GB/s, gxc's host
+//   kernels 0.7 GB/s, HBM 3 TB/s, NVLink 380 GB/s) a member pays for itself below 1.6 KiB
+//   toward a GPU (the host's concat is the dear part), below 39 KiB toward the host, below
+//   1.4 MiB over NVLink. Larger copies move alone; for them the latency is a small part of
+//   the time anyway.
 // - A batch has two members at least; empty tensors are left alone (nothing to slice).
 // - A batch has kMaxKernelArgs - 1 members at most (ir/fused_kernel.h): the pack is one
 //   concat, one generated kernel, whose arguments are the result and every source.
 //
 // What it costs, what it saves. The packed buffer exists on both sides while it moves (each
 // member's bytes once more on each device until unpacked), plus a pack and an unpack op per
-// member. On a GPU the unpacking pieces are views (as PyTorch's _unflatten_dense_tensors: a
-// narrow and a view per tensor, no kernel), and the sim prices them so; on the host they are
-// copies. bench/batch_transfers_bench (bench/RESULTS.md) measures what a batch saves on 200
-// small tensors. Copies whose transfer already hides behind compute (outputs made one by one
-// and sent home) gain nothing: a batch saves time only where the copy stream is what the run
-// waits for.
+// member. The unpacking pieces are views (as PyTorch's _unflatten_dense_tensors: a narrow and
+// a view per tensor, no kernel), and the sim prices them so. bench/batch_transfers_bench
+// (bench/RESULTS.md) measures what a batch saves on 200 small tensors. Copies whose transfer
+// already hides behind compute (outputs made one by one and sent home) gain nothing: a batch
+// saves time only where the copy stream is what the run waits for.
 //
 // Phases, in rounds until a round forms no batch (so a second run finds none: idempotent); a
 // batch whose sources or batch point are copies that another batch of the round replaces
@@ -94,19 +93,16 @@ double memoryBytesPerSecond(const Device& device, const CostTable& costs) {
 }  // namespace
 
 int64_t maxBatchedCopyBytes(const Device& from, const Device& to, const CostTable& costs) {
-  // A member saves one DMA latency; on the host its unpacking slice is an op of its own.
-  double saved = costs.copyLatencySeconds - (to.isCpu() ? costs.hostOpSeconds : 0.0);
-  // Per byte: the link (across PCIe the staging pipeline's slower leg), the pack on the
-  // source (a concat kernel: read and write), and the unpack on the destination: a view on a
-  // GPU, a copy (memcpy) on the host.
+  // A member saves one DMA latency. Per byte it costs the link (across PCIe the staging
+  // pipeline's slower leg) and the pack on the source (a concat kernel: read and write); its
+  // unpacking on the destination is a view, on every platform.
   double link = from.isCpu() || to.isCpu()
                     ? std::max(1 / costs.hostMemcpyBytesPerSecond,
                                1 / (from.isCpu() ? costs.hostToDevicePinnedBytesPerSecond
                                                  : costs.deviceToHostPinnedBytesPerSecond))
                     : 1 / costs.deviceToDeviceBytesPerSecond;
-  double secondsPerByte = link + 2 / memoryBytesPerSecond(from, costs) +
-                          (to.isCpu() ? 1 / costs.hostMemcpyBytesPerSecond : 0.0);
-  return std::max<int64_t>(0, static_cast<int64_t>(saved / secondsPerByte));
+  double secondsPerByte = link + 2 / memoryBytesPerSecond(from, costs);
+  return std::max<int64_t>(0, static_cast<int64_t>(costs.copyLatencySeconds / secondsPerByte));
 }
 
 namespace {

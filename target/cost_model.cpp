@@ -136,14 +136,11 @@ bool isRowView(const Op& op) {
 double simOpSeconds(const Op& op, const Device& device, const CostTable& costs) {
   GXC_CHECK(op.kind != OpKind::Param && op.kind != OpKind::Copy,
             "layer '{}': simOpSeconds of a {} op", op.layerName(), opName(op.kind));
-  if (isRowView(op)) {
-    // A reshape, and a slice of whole rows, are views of contiguous memory on a GPU (as
-    // torch.Tensor.view and narrow(0, ...) are, and as the cuda platform runs them): no kernel,
-    // no time. The host materializes them: a buffer of their own, their bytes copied into it.
-    if (device.isCuda()) return 0;
-    return static_cast<double>(op.result->type.bytes()) / costs.hostMemcpyBytesPerSecond +
-           costs.hostOpSeconds;
-  }
+  // A reshape, and a slice of whole rows, are views of contiguous memory on every platform
+  // (as torch.Tensor.view and narrow(0, ...) are; ir/kernel_steps.h, StepKind::View): no
+  // kernel, no copy, no time. A slice along another axis is materialized, a kernel that
+  // copies its bytes, priced as one below.
+  if (isRowView(op)) return 0;
   return kernelSeconds({&op}, opTrafficBytes(op), device, costs);
 }
 

@@ -153,12 +153,12 @@ INSTANTIATE_TEST_SUITE_P(Models, BatchTransfersRunTest, testing::ValuesIn(kCases
                          [](const testing::TestParamInfo<Case>& info) { return info.param.name; });
 
 TEST(BatchTransfersTest, SizeLimitsFollowTheCostModel) {
-  // What a member saves (5 us of latency, less its unpacking op on the host) against what
-  // each byte costs: toward a GPU the staging memcpy and the host's concat, 2.98 ns; toward
-  // the host the memcpy in and out of staging, 0.25 ns; over NVLink 3.3 ps (see the .cpp).
+  // What a member saves (5 us of latency; its unpacking is a view) against what each byte
+  // costs: toward a GPU the staging memcpy and the host's concat, 2.98 ns; toward the host the
+  // memcpy out of staging and the GPU's concat, 0.126 ns; over NVLink 3.3 ps (see the .cpp).
   const CostTable& costs = h100SxmCosts();
   EXPECT_NEAR(maxBatchedCopyBytes(Device::cpu(), Device::cuda(0), costs), 1676, 1);
-  EXPECT_NEAR(maxBatchedCopyBytes(Device::cuda(0), Device::cpu(), costs), 17154, 1);
+  EXPECT_NEAR(maxBatchedCopyBytes(Device::cuda(0), Device::cpu(), costs), 39787, 1);
   EXPECT_NEAR(maxBatchedCopyBytes(Device::cuda(0), Device::cuda(1), costs), 1515957, 1);
   // They follow the table the pass is given: a host that copies faster batches more.
   CostTable fastHost = costs;

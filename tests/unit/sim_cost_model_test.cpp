@@ -36,6 +36,7 @@ std::unique_ptr<Graph> costGraph() {
   %half = slice %rows {axis = 0, start = 0, end = 2048} : f32[2048,1024] @cpu
   %flat = reshape %rows {shape = [-1]} : f32[4194304] @cpu
   %ghalf = slice %grows {axis = 0, start = 0, end = 2048} : f32[2048,1024] @cuda:0
+  %cols = slice %rows {axis = 1, start = 0, end = 512} : f32[4096,512] @cpu
   %y = copy %mm : f32[1000,8] @cuda:0 -> @cpu
   return %y
 })",
@@ -170,15 +171,18 @@ TEST(SimCostModelTest, HostOpsPayADispatchAndTheHostsRates) {
   EXPECT_GE(simOpSeconds(opNamed(*graph, "mm"), Device::cpu()), costs.hostOpSeconds);
 }
 
-TEST(SimCostModelTest, RowViewsAreFreeOnAGpuAndACopyOnTheHost) {
+// A slice of whole rows and a reshape are views on every platform (the executors alias their
+// operand's bytes: ir/kernel_steps.h), as narrow(0, ...) and view are in PyTorch: no time. A
+// slice the host materializes (along another axis) costs at least its bytes at the host's
+// memcpy rate, and a dispatch.
+TEST(SimCostModelTest, RowViewsAreFreeAndAMaterializedHostSliceCostsItsCopy) {
   auto graph = costGraph();
   const CostTable& costs = h100SxmCosts();
   EXPECT_EQ(simOpSeconds(opNamed(*graph, "ghalf"), Device::cuda(0)), 0.0);
-  // The host materializes a slice of rows, and a reshape: their bytes copied (a memcpy).
-  EXPECT_DOUBLE_EQ(simOpSeconds(opNamed(*graph, "half"), Device::cpu()),
-                   2048.0 * 1024 * 4 / costs.hostMemcpyBytesPerSecond + costs.hostOpSeconds);
-  EXPECT_DOUBLE_EQ(simOpSeconds(opNamed(*graph, "flat"), Device::cpu()),
-                   4096.0 * 1024 * 4 / costs.hostMemcpyBytesPerSecond + costs.hostOpSeconds);
+  EXPECT_EQ(simOpSeconds(opNamed(*graph, "half"), Device::cpu()), 0.0);
+  EXPECT_EQ(simOpSeconds(opNamed(*graph, "flat"), Device::cpu()), 0.0);
+  EXPECT_GE(simOpSeconds(opNamed(*graph, "cols"), Device::cpu()),
+            4096.0 * 512 * 4 / costs.hostMemcpyBytesPerSecond + costs.hostOpSeconds);
 }
 
 TEST(SimCostModelTest, APageableCopyIsNeverFasterThanTheHostMemcpy) {
