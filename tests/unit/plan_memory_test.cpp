@@ -232,9 +232,10 @@ TEST(PlanMemoryTest, ALongChainNeedsThreeBuffers) {
   std::set<int64_t> offsets;
   for (size_t i = 0; i < chain.size(); ++i) {
     offsets.insert(chain[i]->attrs.getInt("offset", -1));
-    if (i > 0)
+    if (i > 0) {
       EXPECT_NE(chain[i]->attrs.getInt("offset", -1), chain[i - 1]->attrs.getInt("offset", -1))
           << "layer " << i << " writes over its own operand";
+    }
   }
   EXPECT_EQ(offsets.size(), 2u);
   EXPECT_EQ(offsets.count(-1), 0u);
