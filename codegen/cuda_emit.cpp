@@ -180,6 +180,43 @@ std::string elementwiseExpr(const Op& op, const std::vector<std::string>& operan
       return (op.attrs.getString("approximate", "none") == "tanh" ? "gxc_gelu_tanh("
                                                                   : "gxc_gelu(") +
              a + ")";
+    case OpKind::Abs:
+      return fmt::format("fabsf({})", a);
+    case OpKind::Reciprocal:
+      return fmt::format("(1.0f / {})", a);
+    case OpKind::Rsqrt:
+      return fmt::format("(1.0f / sqrtf({}))", a);  // rsqrtf is approximate on GPUs
+    case OpKind::Erf:
+      return fmt::format("erff({})", a);
+    case OpKind::Sin:
+      return fmt::format("sinf({})", a);
+    case OpKind::Cos:
+      return fmt::format("cosf({})", a);
+    case OpKind::Floor:
+      return fmt::format("floorf({})", a);
+    case OpKind::Ceil:
+      return fmt::format("ceilf({})", a);
+    case OpKind::Round:
+      return fmt::format("rintf({})", a);  // half to even
+    case OpKind::Sign:
+      return fmt::format("gxc_sign({})", a);
+    case OpKind::Silu:
+      return fmt::format("gxc_silu({})", a);
+    case OpKind::Hardsigmoid:
+      return fmt::format("gxc_hardsigmoid({})", a);
+    case OpKind::Hardswish:
+      return fmt::format("gxc_hardswish({})", a);
+    case OpKind::LeakyRelu:
+      return fmt::format(
+          "gxc_leaky_relu({}, {})", a,
+          floatLiteral(static_cast<float>(op.attrs.getFloat("negative_slope", 0.01))));
+    case OpKind::Elu:
+      return fmt::format("gxc_elu({}, {})", a,
+                         floatLiteral(static_cast<float>(op.attrs.getFloat("alpha", 1.0))));
+    case OpKind::Softplus:
+      return fmt::format("gxc_softplus({}, {}, {})", a,
+                         floatLiteral(static_cast<float>(op.attrs.getFloat("beta", 1.0))),
+                         floatLiteral(static_cast<float>(op.attrs.getFloat("threshold", 20.0))));
     default:
       GXC_CHECK(false, "layer '{}': {} is not elementwise", op.layerName(), opName(op.kind));
   }

@@ -85,6 +85,14 @@ float logf(float);
 float tanhf(float);
 float sqrtf(float);
 float erff(float);
+float expm1f(float);
+float log1pf(float);
+float fabsf(float);
+float sinf(float);
+float cosf(float);
+float floorf(float);
+float ceilf(float);
+float rintf(float);
 double exp(double);
 double log(double);
 double sqrt(double);
@@ -192,6 +200,17 @@ GXC_FN float gxc_gelu(float x) { return 0.5f * x * (1.0f + erff(x / 1.4142135623
 GXC_FN float gxc_gelu_tanh(float x) {
   const float k = sqrtf(2.0f / 3.14159265358979323846f);
   return 0.5f * x * (1.0f + tanhf(k * (x + 0.044715f * x * x * x)));
+}
+// ATen's forms, where the order of operations changes a float result.
+GXC_FN float gxc_sign(float x) { return (float)((0.0f < x) - (x < 0.0f)); }
+GXC_FN float gxc_silu(float x) { return x / (1.0f + expf(-x)); }
+GXC_FN float gxc_relu6(float x) { return x < 0.0f ? 0.0f : (x > 6.0f ? 6.0f : x); }
+GXC_FN float gxc_hardsigmoid(float x) { return gxc_relu6(x + 3.0f) / 6.0f; }
+GXC_FN float gxc_hardswish(float x) { return x * gxc_relu6(x + 3.0f) / 6.0f; }
+GXC_FN float gxc_leaky_relu(float x, float slope) { return x > 0.0f ? x : x * slope; }
+GXC_FN float gxc_elu(float x, float alpha) { return x > 0.0f ? x : alpha * expm1f(x); }
+GXC_FN float gxc_softplus(float x, float beta, float threshold) {
+  return x * beta > threshold ? x : log1pf(expf(x * beta)) / beta;
 }
 
 #endif  // GXC_KERNEL_H

@@ -68,6 +68,22 @@ std::vector<OpSchema> buildSchemas() {
   unary(OpKind::Neg, "neg");
   unary(OpKind::Sqrt, "sqrt");
   s.push_back({OpKind::Gelu, "gelu", 1, 1, {{"approximate", kString}}});
+  unary(OpKind::Abs, "abs");
+  unary(OpKind::Reciprocal, "reciprocal");
+  unary(OpKind::Rsqrt, "rsqrt");
+  unary(OpKind::Erf, "erf");
+  unary(OpKind::Sin, "sin");
+  unary(OpKind::Cos, "cos");
+  unary(OpKind::Floor, "floor");
+  unary(OpKind::Ceil, "ceil");
+  unary(OpKind::Round, "round");
+  unary(OpKind::Sign, "sign");
+  unary(OpKind::Silu, "silu");
+  unary(OpKind::Hardsigmoid, "hardsigmoid");
+  unary(OpKind::Hardswish, "hardswish");
+  s.push_back({OpKind::LeakyRelu, "leaky_relu", 1, 1, {{"negative_slope", kFloat}}});
+  s.push_back({OpKind::Elu, "elu", 1, 1, {{"alpha", kFloat}}});
+  s.push_back({OpKind::Softplus, "softplus", 1, 1, {{"beta", kFloat}, {"threshold", kFloat}}});
   s.push_back({OpKind::Softmax, "softmax", 1, 1, {{"axis", kInt}}});
   s.push_back({OpKind::LogSoftmax, "log_softmax", 1, 1, {{"axis", kInt}}});
   s.push_back({OpKind::LayerNorm, "layer_norm", 1, 3, {{"eps", kFloat}, {"affine", kBool}}});
@@ -143,6 +159,22 @@ bool isElementwiseUnary(OpKind kind) {
     case OpKind::Neg:
     case OpKind::Sqrt:
     case OpKind::Gelu:
+    case OpKind::Abs:
+    case OpKind::Reciprocal:
+    case OpKind::Rsqrt:
+    case OpKind::Erf:
+    case OpKind::Sin:
+    case OpKind::Cos:
+    case OpKind::Floor:
+    case OpKind::Ceil:
+    case OpKind::Round:
+    case OpKind::Sign:
+    case OpKind::Silu:
+    case OpKind::Hardsigmoid:
+    case OpKind::Hardswish:
+    case OpKind::LeakyRelu:
+    case OpKind::Elu:
+    case OpKind::Softplus:
       return true;
     default:
       return false;

@@ -26,6 +26,22 @@ namespace gxc {
   X(Neg, "neg")                    \
   X(Sqrt, "sqrt")                  \
   X(Gelu, "gelu")                  \
+  X(Abs, "abs")                    \
+  X(Reciprocal, "reciprocal")      \
+  X(Rsqrt, "rsqrt")                \
+  X(Erf, "erf")                    \
+  X(Sin, "sin")                    \
+  X(Cos, "cos")                    \
+  X(Floor, "floor")                \
+  X(Ceil, "ceil")                  \
+  X(Round, "round")                \
+  X(Sign, "sign")                  \
+  X(Silu, "silu")                  \
+  X(Hardsigmoid, "hardsigmoid")    \
+  X(Hardswish, "hardswish")        \
+  X(LeakyRelu, "leaky_relu")       \
+  X(Elu, "elu")                    \
+  X(Softplus, "softplus")          \
   X(Softmax, "softmax")            \
   X(LogSoftmax, "log_softmax")     \
   X(LayerNorm, "layer_norm")       \
@@ -86,7 +102,7 @@ bool isScheduleAttr(std::string_view name);
 bool isKernelAttr(std::string_view name);
 
 bool isElementwiseBinary(OpKind kind);  // add sub mul div
-bool isElementwiseUnary(OpKind kind);   // relu ... sqrt, gelu
+bool isElementwiseUnary(OpKind kind);   // relu ... sqrt, gelu ... softplus
 bool isReduction(OpKind kind);          // sum mean max
 
 }  // namespace gxc

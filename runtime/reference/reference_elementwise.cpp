@@ -1,7 +1,9 @@
 // Reference kernels of the elementwise ops: the unary activations and math functions, and
 // add/sub/mul/div with NumPy broadcasting or a `scalar` attribute.
+#include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <string>
 
 #include "ir/diagnostic.h"
 #include "runtime/reference/reference_kernels.h"
@@ -18,7 +20,32 @@ float gelu(float x, bool tanhForm) {
   return 0.5f * x * (1.0f + std::erf(x / std::numbers::sqrt2_v<float>));
 }
 
-float applyUnary(OpKind kind, float x, bool tanhGelu) {
+// The attributes a unary op reads, with PyTorch's defaults.
+struct UnaryAttrs {
+  bool tanhGelu = false;
+  float negativeSlope = 0.01f;           // leaky_relu
+  float alpha = 1.0f;                    // elu
+  float beta = 1.0f, threshold = 20.0f;  // softplus
+};
+
+UnaryAttrs unaryAttrs(const Op& op) {
+  UnaryAttrs attrs;
+  if (op.kind == OpKind::Gelu) {
+    std::string approximate = op.attrs.getString("approximate", "none");
+    GXC_CHECK(approximate == "none" || approximate == "tanh", "layer '{}': gelu approximate '{}'",
+              op.layerName(), approximate);
+    attrs.tanhGelu = approximate == "tanh";
+  }
+  attrs.negativeSlope = static_cast<float>(op.attrs.getFloat("negative_slope", 0.01));
+  attrs.alpha = static_cast<float>(op.attrs.getFloat("alpha", 1.0));
+  attrs.beta = static_cast<float>(op.attrs.getFloat("beta", 1.0));
+  attrs.threshold = static_cast<float>(op.attrs.getFloat("threshold", 20.0));
+  return attrs;
+}
+
+// ATen's forms, where the order of operations changes a float result (hardsigmoid,
+// hardswish, silu, softplus, sign).
+float applyUnary(OpKind kind, float x, const UnaryAttrs& attrs) {
   switch (kind) {
     case OpKind::Relu:
       return x > 0.0f ? x : 0.0f;
@@ -35,7 +62,40 @@ float applyUnary(OpKind kind, float x, bool tanhGelu) {
     case OpKind::Sqrt:
       return std::sqrt(x);
     case OpKind::Gelu:
-      return gelu(x, tanhGelu);
+      return gelu(x, attrs.tanhGelu);
+    case OpKind::Abs:
+      return std::fabs(x);
+    case OpKind::Reciprocal:
+      return 1.0f / x;
+    case OpKind::Rsqrt:
+      return 1.0f / std::sqrt(x);
+    case OpKind::Erf:
+      return std::erf(x);
+    case OpKind::Sin:
+      return std::sin(x);
+    case OpKind::Cos:
+      return std::cos(x);
+    case OpKind::Floor:
+      return std::floor(x);
+    case OpKind::Ceil:
+      return std::ceil(x);
+    case OpKind::Round:
+      return std::nearbyint(x);  // half to even, as torch.round
+    case OpKind::Sign:
+      return static_cast<float>((0.0f < x) - (x < 0.0f));  // 0 for zeros and NaN, as torch
+    case OpKind::Silu:
+      return x / (1.0f + std::exp(-x));
+    case OpKind::Hardsigmoid:
+      return std::min(std::max(x + 3.0f, 0.0f), 6.0f) / 6.0f;
+    case OpKind::Hardswish:
+      return x * std::min(std::max(x + 3.0f, 0.0f), 6.0f) / 6.0f;
+    case OpKind::LeakyRelu:
+      return x > 0.0f ? x : x * attrs.negativeSlope;
+    case OpKind::Elu:
+      return x > 0.0f ? x : attrs.alpha * std::expm1(x);
+    case OpKind::Softplus:
+      return x * attrs.beta > attrs.threshold ? x
+                                              : std::log1p(std::exp(x * attrs.beta)) / attrs.beta;
     default:
       GXC_CHECK(false, "{} is not an elementwise unary op", opName(kind));
   }
@@ -63,17 +123,11 @@ float applyBinary(OpKind kind, float a, float b) {
 Tensor unaryOp(const Op& op, const Operands& operands) {
   checkOperandCount(op, operands, 1, 1);
   checkFloatOperands(op, operands, {0});
-  bool tanhGelu = false;
-  if (op.kind == OpKind::Gelu) {
-    std::string approximate = op.attrs.getString("approximate", "none");
-    GXC_CHECK(approximate == "none" || approximate == "tanh", "layer '{}': gelu approximate '{}'",
-              op.layerName(), approximate);
-    tanhGelu = approximate == "tanh";
-  }
+  const UnaryAttrs attrs = unaryAttrs(op);
   const Tensor& x = *operands[0];
   Tensor result = makeResult(op, x.shape());
   for (int64_t i = 0; i < x.numel(); ++i)
-    result.storeFloat(i, applyUnary(op.kind, x.loadFloat(i), tanhGelu));
+    result.storeFloat(i, applyUnary(op.kind, x.loadFloat(i), attrs));
   return result;
 }
 

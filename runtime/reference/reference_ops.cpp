@@ -29,6 +29,22 @@ Tensor evaluateReferenceOp(const Op& op, const std::vector<const Tensor*>& opera
     case OpKind::Neg:
     case OpKind::Sqrt:
     case OpKind::Gelu:
+    case OpKind::Abs:
+    case OpKind::Reciprocal:
+    case OpKind::Rsqrt:
+    case OpKind::Erf:
+    case OpKind::Sin:
+    case OpKind::Cos:
+    case OpKind::Floor:
+    case OpKind::Ceil:
+    case OpKind::Round:
+    case OpKind::Sign:
+    case OpKind::Silu:
+    case OpKind::Hardsigmoid:
+    case OpKind::Hardswish:
+    case OpKind::LeakyRelu:
+    case OpKind::Elu:
+    case OpKind::Softplus:
       return unaryOp(op, operands);
     case OpKind::Softmax:
     case OpKind::LogSoftmax:

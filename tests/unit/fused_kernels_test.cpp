@@ -110,6 +110,29 @@ graph @ln(%x: f32[4,16] @cpu, %w: f32[16] @cpu, %b: f32[16] @cpu) -> (r) {
   return %r
 })",
        3},
+      // The format 1.1 activations, one kernel: each member reads the one before it.
+      {"activations_chain", R"(
+graph @acts(%x: f32[4,8] @cpu) -> (r) {
+  %a = silu %x {kernel = "k0"} : f32[4,8] @cpu
+  %b = leaky_relu %a {kernel = "k0", negative_slope = 0.2} : f32[4,8] @cpu
+  %c = elu %b {alpha = 0.5, kernel = "k0"} : f32[4,8] @cpu
+  %d = hardswish %c {kernel = "k0"} : f32[4,8] @cpu
+  %e = softplus %d {beta = 2.0, kernel = "k0", threshold = 3.0} : f32[4,8] @cpu
+  %f = erf %e {kernel = "k0"} : f32[4,8] @cpu
+  %g = hardsigmoid %f {kernel = "k0"} : f32[4,8] @cpu
+  %h = sin %g {kernel = "k0"} : f32[4,8] @cpu
+  %i = cos %h {kernel = "k0"} : f32[4,8] @cpu
+  %j = rsqrt %i {kernel = "k0"} : f32[4,8] @cpu
+  %k = reciprocal %j {kernel = "k0"} : f32[4,8] @cpu
+  %l = abs %k {kernel = "k0"} : f32[4,8] @cpu
+  %m = mul %l {kernel = "k0", scalar = 10.0} : f32[4,8] @cpu
+  %n = floor %m {kernel = "k0"} : f32[4,8] @cpu
+  %o = ceil %n {kernel = "k0"} : f32[4,8] @cpu
+  %p = round %o {kernel = "k0"} : f32[4,8] @cpu
+  %r = sign %p {kernel = "k0"} : f32[4,8] @cpu
+  return %r
+})",
+       17},
       {"matmul_bias_relu", R"(
 graph @mm(%a: f32[6,5] @cpu, %b: f32[5,7] @cpu, %bias: f32[7] @cpu) -> (r) {
   %p = matmul %a, %b {kernel = "k0"} : f32[6,7] @cpu
