@@ -20,6 +20,7 @@ struct FakeGpus {
   explicit FakeGpus(int64_t usable) {
     for (int i = 0; i < 2; ++i)
       enumeration.gpus.push_back({i, "Fake A100", int64_t{80} << 30, 8, 0});
+    probe.builtWithCuda = [] { return true; };  // as if: these tests need no CUDA
     probe.enumerate = [this]() -> const GpuEnumeration& { return enumeration; };
     probe.usableMemory = [this, usable](int index) {
       measured.push_back(index);

@@ -64,8 +64,8 @@ DeviceList resolveRealDevices(const std::string& devicesText, const GpuProbe& pr
   if (!devicesText.empty()) requested = parseDevicesOption(devicesText);
   DeviceList host;
   host.noGpuFound = true;
-  if (!builtWithCuda() && requested.hostOnly()) return host;
-  if (!builtWithCuda())
+  if (!probe.builtWithCuda() && requested.hostOnly()) return host;
+  if (!probe.builtWithCuda())
     usageError(
         "--devices {}: this gxc was built without CUDA; use --sim-gpus N for virtual GPUs, or "
         "--devices cpu",

@@ -39,8 +39,10 @@ struct SimGpusOption {
 SimGpusOption parseSimGpusOption(const std::string& text);
 
 // Where the driver learns of real GPUs: this machine's, through CUDA (gpu_devices.h), unless a
-// test hands in its own, so that what reaches the Target can be tested without a GPU.
+// test hands in its own (whether gxc has CUDA, the GPUs, their memory), so that what reaches the
+// Target can be tested in any build, without a GPU.
 struct GpuProbe {
+  std::function<bool()> builtWithCuda = gxc::builtWithCuda;
   std::function<const GpuEnumeration&()> enumerate = enumerateGpus;
   std::function<int64_t(int)> usableMemory = usableGpuMemory;
 };
