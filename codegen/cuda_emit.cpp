@@ -155,6 +155,9 @@ std::string elementwiseExpr(const Op& op, const std::vector<std::string>& operan
     std::string b = operands.size() == 2
                         ? operands[1]
                         : floatLiteral(static_cast<float>(op.attrs.getFloat("scalar", 0.0)));
+    if (op.kind == OpKind::Pow) return fmt::format("powf({}, {})", a, b);
+    if (op.kind == OpKind::Minimum) return fmt::format("gxc_minimum({}, {})", a, b);
+    if (op.kind == OpKind::Maximum) return fmt::format("gxc_maximum({}, {})", a, b);
     const char* symbol = op.kind == OpKind::Add   ? "+"
                          : op.kind == OpKind::Sub ? "-"
                          : op.kind == OpKind::Mul ? "*"
@@ -213,6 +216,16 @@ std::string elementwiseExpr(const Op& op, const std::vector<std::string>& operan
     case OpKind::Elu:
       return fmt::format("gxc_elu({}, {})", a,
                          floatLiteral(static_cast<float>(op.attrs.getFloat("alpha", 1.0))));
+    case OpKind::Clamp: {  // min, then max, as torch.clamp
+      std::string v = a;
+      if (op.attrs.has("min"))
+        v = fmt::format("gxc_clamp_lo({}, {})", v,
+                        floatLiteral(static_cast<float>(op.attrs.getFloat("min", 0.0))));
+      if (op.attrs.has("max"))
+        v = fmt::format("gxc_clamp_hi({}, {})", v,
+                        floatLiteral(static_cast<float>(op.attrs.getFloat("max", 0.0))));
+      return v;
+    }
     case OpKind::Softplus:
       return fmt::format("gxc_softplus({}, {}, {})", a,
                          floatLiteral(static_cast<float>(op.attrs.getFloat("beta", 1.0))),

@@ -93,6 +93,7 @@ float cosf(float);
 float floorf(float);
 float ceilf(float);
 float rintf(float);
+float powf(float, float);
 double exp(double);
 double log(double);
 double sqrt(double);
@@ -209,6 +210,15 @@ GXC_FN float gxc_hardsigmoid(float x) { return gxc_relu6(x + 3.0f) / 6.0f; }
 GXC_FN float gxc_hardswish(float x) { return x * gxc_relu6(x + 3.0f) / 6.0f; }
 GXC_FN float gxc_leaky_relu(float x, float slope) { return x > 0.0f ? x : x * slope; }
 GXC_FN float gxc_elu(float x, float alpha) { return x > 0.0f ? x : alpha * expm1f(x); }
+// NaN if either is, as torch.minimum and torch.maximum (fminf and fmaxf drop it).
+GXC_FN float gxc_minimum(float a, float b) {
+  return a != a || b != b ? gxc_nan() : (a < b ? a : b);
+}
+GXC_FN float gxc_maximum(float a, float b) {
+  return a != a || b != b ? gxc_nan() : (a > b ? a : b);
+}
+GXC_FN float gxc_clamp_lo(float x, float lo) { return x < lo ? lo : x; }
+GXC_FN float gxc_clamp_hi(float x, float hi) { return x > hi ? hi : x; }
 GXC_FN float gxc_softplus(float x, float beta, float threshold) {
   return x * beta > threshold ? x : log1pf(expf(x * beta)) / beta;
 }

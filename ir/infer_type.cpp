@@ -289,6 +289,9 @@ TensorType inferResultType(const Op& op) {
     case OpKind::Sub:
     case OpKind::Mul:
     case OpKind::Div:
+    case OpKind::Pow:
+    case OpKind::Minimum:
+    case OpKind::Maximum:
       result.shape = elementwiseBinary(op);
       break;
     case OpKind::Softmax:
@@ -339,6 +342,8 @@ TensorType inferResultType(const Op& op) {
         if (approximate != "none" && approximate != "tanh")
           fail(op, "approximate must be none or tanh, got '{}'", approximate);
       }
+      if (op.kind == OpKind::Clamp && !op.attrs.has("min") && !op.attrs.has("max"))
+        fail(op, "needs `min`, `max` or both");
       result.shape = first.shape;
   }
   if (!checkedNumel(result.shape))

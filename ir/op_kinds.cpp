@@ -60,6 +60,9 @@ std::vector<OpSchema> buildSchemas() {
   binary(OpKind::Sub, "sub");
   binary(OpKind::Mul, "mul");
   binary(OpKind::Div, "div");
+  binary(OpKind::Pow, "pow");
+  binary(OpKind::Minimum, "minimum");
+  binary(OpKind::Maximum, "maximum");
   unary(OpKind::Relu, "relu");
   unary(OpKind::Sigmoid, "sigmoid");
   unary(OpKind::Tanh, "tanh");
@@ -84,6 +87,7 @@ std::vector<OpSchema> buildSchemas() {
   s.push_back({OpKind::LeakyRelu, "leaky_relu", 1, 1, {{"negative_slope", kFloat}}});
   s.push_back({OpKind::Elu, "elu", 1, 1, {{"alpha", kFloat}}});
   s.push_back({OpKind::Softplus, "softplus", 1, 1, {{"beta", kFloat}, {"threshold", kFloat}}});
+  s.push_back({OpKind::Clamp, "clamp", 1, 1, {{"min", kFloat}, {"max", kFloat}}});
   s.push_back({OpKind::Softmax, "softmax", 1, 1, {{"axis", kInt}}});
   s.push_back({OpKind::LogSoftmax, "log_softmax", 1, 1, {{"axis", kInt}}});
   s.push_back({OpKind::LayerNorm, "layer_norm", 1, 3, {{"eps", kFloat}, {"affine", kBool}}});
@@ -146,7 +150,8 @@ bool isScheduleAttr(std::string_view name) {
 bool isKernelAttr(std::string_view name) { return name == "kernel"; }
 
 bool isElementwiseBinary(OpKind kind) {
-  return kind == OpKind::Add || kind == OpKind::Sub || kind == OpKind::Mul || kind == OpKind::Div;
+  return kind == OpKind::Add || kind == OpKind::Sub || kind == OpKind::Mul || kind == OpKind::Div ||
+         kind == OpKind::Pow || kind == OpKind::Minimum || kind == OpKind::Maximum;
 }
 
 bool isElementwiseUnary(OpKind kind) {
@@ -175,6 +180,7 @@ bool isElementwiseUnary(OpKind kind) {
     case OpKind::LeakyRelu:
     case OpKind::Elu:
     case OpKind::Softplus:
+    case OpKind::Clamp:
       return true;
     default:
       return false;

@@ -18,6 +18,9 @@ namespace gxc {
   X(Sub, "sub")                    \
   X(Mul, "mul")                    \
   X(Div, "div")                    \
+  X(Pow, "pow")                    \
+  X(Minimum, "minimum")            \
+  X(Maximum, "maximum")            \
   X(Relu, "relu")                  \
   X(Sigmoid, "sigmoid")            \
   X(Tanh, "tanh")                  \
@@ -42,6 +45,7 @@ namespace gxc {
   X(LeakyRelu, "leaky_relu")       \
   X(Elu, "elu")                    \
   X(Softplus, "softplus")          \
+  X(Clamp, "clamp")                \
   X(Softmax, "softmax")            \
   X(LogSoftmax, "log_softmax")     \
   X(LayerNorm, "layer_norm")       \
@@ -101,7 +105,7 @@ bool isScheduleAttr(std::string_view name);
 // kernel; ir/fused_kernel.h has the rules.
 bool isKernelAttr(std::string_view name);
 
-bool isElementwiseBinary(OpKind kind);  // add sub mul div
+bool isElementwiseBinary(OpKind kind);  // add sub mul div pow minimum maximum
 bool isElementwiseUnary(OpKind kind);   // relu ... sqrt, gelu ... softplus
 bool isReduction(OpKind kind);          // sum mean max
 

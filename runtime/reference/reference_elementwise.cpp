@@ -2,7 +2,9 @@
 // add/sub/mul/div with NumPy broadcasting or a `scalar` attribute.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numbers>
+#include <optional>
 #include <string>
 
 #include "ir/diagnostic.h"
@@ -26,6 +28,7 @@ struct UnaryAttrs {
   float negativeSlope = 0.01f;           // leaky_relu
   float alpha = 1.0f;                    // elu
   float beta = 1.0f, threshold = 20.0f;  // softplus
+  std::optional<float> min, max;         // clamp
 };
 
 UnaryAttrs unaryAttrs(const Op& op) {
@@ -40,6 +43,8 @@ UnaryAttrs unaryAttrs(const Op& op) {
   attrs.alpha = static_cast<float>(op.attrs.getFloat("alpha", 1.0));
   attrs.beta = static_cast<float>(op.attrs.getFloat("beta", 1.0));
   attrs.threshold = static_cast<float>(op.attrs.getFloat("threshold", 20.0));
+  if (op.attrs.has("min")) attrs.min = static_cast<float>(op.attrs.getFloat("min", 0.0));
+  if (op.attrs.has("max")) attrs.max = static_cast<float>(op.attrs.getFloat("max", 0.0));
   return attrs;
 }
 
@@ -96,6 +101,12 @@ float applyUnary(OpKind kind, float x, const UnaryAttrs& attrs) {
     case OpKind::Softplus:
       return x * attrs.beta > attrs.threshold ? x
                                               : std::log1p(std::exp(x * attrs.beta)) / attrs.beta;
+    case OpKind::Clamp: {  // min, then max: all max where min > max; NaN stays, as torch.clamp
+      float v = x;
+      if (attrs.min && v < *attrs.min) v = *attrs.min;
+      if (attrs.max && v > *attrs.max) v = *attrs.max;
+      return v;
+    }
     default:
       GXC_CHECK(false, "{} is not an elementwise unary op", opName(kind));
   }
@@ -112,6 +123,12 @@ float applyBinary(OpKind kind, float a, float b) {
       return a * b;
     case OpKind::Div:
       return a / b;
+    case OpKind::Pow:
+      return std::pow(a, b);
+    case OpKind::Minimum:  // NaN if either is, as torch.minimum
+      return a != a || b != b ? std::numeric_limits<float>::quiet_NaN() : (a < b ? a : b);
+    case OpKind::Maximum:
+      return a != a || b != b ? std::numeric_limits<float>::quiet_NaN() : (a > b ? a : b);
     default:
       GXC_CHECK(false, "{} is not an elementwise binary op", opName(kind));
   }

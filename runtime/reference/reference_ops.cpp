@@ -20,6 +20,9 @@ Tensor evaluateReferenceOp(const Op& op, const std::vector<const Tensor*>& opera
     case OpKind::Sub:
     case OpKind::Mul:
     case OpKind::Div:
+    case OpKind::Pow:
+    case OpKind::Minimum:
+    case OpKind::Maximum:
       return binaryOp(op, operands);
     case OpKind::Relu:
     case OpKind::Sigmoid:
@@ -45,6 +48,7 @@ Tensor evaluateReferenceOp(const Op& op, const std::vector<const Tensor*>& opera
     case OpKind::LeakyRelu:
     case OpKind::Elu:
     case OpKind::Softplus:
+    case OpKind::Clamp:
       return unaryOp(op, operands);
     case OpKind::Softmax:
     case OpKind::LogSoftmax:
