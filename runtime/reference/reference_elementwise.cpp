@@ -1,5 +1,6 @@
-// Reference kernels of the elementwise ops: the unary activations and math functions, and
-// add/sub/mul/div with NumPy broadcasting or a `scalar` attribute.
+// Reference kernels of the elementwise ops: the unary activations and math functions (clamp
+// among them), and add, sub, mul, div, pow, minimum and maximum with NumPy broadcasting or a
+// `scalar` attribute.
 #include <algorithm>
 #include <cmath>
 #include <limits>
