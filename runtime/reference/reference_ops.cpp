@@ -8,6 +8,9 @@ namespace gxc {
 
 Tensor evaluateReferenceOp(const Op& op, const std::vector<const Tensor*>& operands) {
   using namespace reference;
+  // The elementwise ops by their class (ir/op_kinds.h), the rest one by one.
+  if (isElementwiseUnary(op.kind)) return unaryOp(op, operands);
+  if (isElementwiseBinary(op.kind)) return binaryOp(op, operands);
   switch (op.kind) {
     case OpKind::Param:
       GXC_CHECK(false, "layer '{}': params are materialized, not evaluated", op.layerName());
@@ -16,40 +19,6 @@ Tensor evaluateReferenceOp(const Op& op, const std::vector<const Tensor*>& opera
       return matmulOp(op, operands);
     case OpKind::Linear:
       return linearOp(op, operands);
-    case OpKind::Add:
-    case OpKind::Sub:
-    case OpKind::Mul:
-    case OpKind::Div:
-    case OpKind::Pow:
-    case OpKind::Minimum:
-    case OpKind::Maximum:
-      return binaryOp(op, operands);
-    case OpKind::Relu:
-    case OpKind::Sigmoid:
-    case OpKind::Tanh:
-    case OpKind::Exp:
-    case OpKind::Log:
-    case OpKind::Neg:
-    case OpKind::Sqrt:
-    case OpKind::Gelu:
-    case OpKind::Abs:
-    case OpKind::Reciprocal:
-    case OpKind::Rsqrt:
-    case OpKind::Erf:
-    case OpKind::Sin:
-    case OpKind::Cos:
-    case OpKind::Floor:
-    case OpKind::Ceil:
-    case OpKind::Round:
-    case OpKind::Sign:
-    case OpKind::Silu:
-    case OpKind::Hardsigmoid:
-    case OpKind::Hardswish:
-    case OpKind::LeakyRelu:
-    case OpKind::Elu:
-    case OpKind::Softplus:
-    case OpKind::Clamp:
-      return unaryOp(op, operands);
     case OpKind::Softmax:
     case OpKind::LogSoftmax:
       return softmaxOp(op, operands);
@@ -76,6 +45,8 @@ Tensor evaluateReferenceOp(const Op& op, const std::vector<const Tensor*>& opera
       return mseLossOp(op, operands);
     case OpKind::CrossEntropy:
       return crossEntropyOp(op, operands);
+    default:
+      break;
   }
   GXC_CHECK(false, "layer '{}': no reference kernel for op kind {}", op.layerName(),
             static_cast<int>(op.kind));

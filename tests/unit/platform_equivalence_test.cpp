@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "output_compare.h"
+#include "runnable_models.h"
 
 #include "frontend/model_loader.h"
 #include "passes/pass_manager.h"
@@ -50,26 +51,8 @@ std::string caseName(const testing::TestParamInfo<Case>& info) { return nameOf(i
 
 void PrintTo(const Case& c, std::ostream* os) { *os << nameOf(c); }
 
-// Models small enough to run here (very_big_module's weights are 16 GB).
-std::vector<std::string> runnableModels() {
-  std::vector<std::string> models;
-  for (const auto& entry : fs::directory_iterator(std::string(GXC_SOURCE_DIR) + "/models")) {
-    if (entry.path().extension() != ".yaml") continue;
-    auto graph = loadModel(entry.path().string());
-    int64_t paramBytes = 0;
-    for (const Op* op : graph->ops())
-      if (op->kind == OpKind::Param) paramBytes += op->result->type.bytes();
-    if (paramBytes < (int64_t{256} << 20)) models.push_back(entry.path().filename().string());
-  }
-  std::sort(models.begin(), models.end());
-  return models;
-}
-
-bool annotationsFit(const Graph& graph, int gpus) {
-  for (const Op* op : graph.ops())
-    if (op->device().isCuda() && op->device().index >= gpus) return false;
-  return true;
-}
+using testing_models::annotationsFit;
+using testing_models::runnableModels;
 
 std::vector<Case> cases() {
   std::vector<Case> all;
