@@ -103,6 +103,26 @@ Value* ModelBuilder::resolveInput(const YAML::Node& node, const std::string& lay
                name);
 }
 
+// A reshape's entries are integers (-1 once, checked by the shape rule) or, with symbolic
+// dimensions, names and products of names and integers, evaluated in this run's binding.
+std::vector<int64_t> ModelBuilder::reshapeEntries(const YAML::Node& list,
+                                                  const std::string& what) const {
+  std::vector<int64_t> entries;
+  for (const YAML::Node& item : list) {
+    bool integer = item.IsScalar() && !item.Scalar().empty() &&
+                   item.Scalar().find_first_not_of("-0123456789") == std::string::npos;
+    if (integer || !item.IsScalar() || item.Tag() == "!") {
+      entries.push_back(reader_.integer(item, what));
+      continue;
+    }
+    std::string error;
+    std::optional<int64_t> value = dims_.evaluate(item.Scalar(), &error);
+    if (!value) reader_.fail(item, "{}: {}", what, error);
+    entries.push_back(*value);
+  }
+  return entries;
+}
+
 Attrs ModelBuilder::layerAttrs(const YAML::Node& layer, OpKind kind, const std::string& name) {
   Attrs attrs;
   std::string what = fmt::format("layer '{}'", name);
@@ -119,7 +139,9 @@ Attrs ModelBuilder::layerAttrs(const YAML::Node& layer, OpKind kind, const std::
     const YAML::Node& node = entry.second;
     std::string attrWhat = fmt::format("{} of {}", key, what);
     AttrValue value;
-    if ((spec->kinds & maskOf(AttrKind::IntList)) && node.IsSequence()) {
+    if (kind == OpKind::Reshape && key == "shape" && node.IsSequence()) {
+      value = reshapeEntries(node, attrWhat);
+    } else if ((spec->kinds & maskOf(AttrKind::IntList)) && node.IsSequence()) {
       std::vector<int64_t> list;
       for (const YAML::Node& item : node) list.push_back(reader_.integer(item, attrWhat));
       value = list;

@@ -11,6 +11,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "frontend/model_loader.h"
+#include "frontend/symbolic_dims.h"
 #include "frontend/yaml_util.h"
 #include "ir/graph.h"
 #include "tensor/safetensors.h"
@@ -20,14 +22,17 @@ namespace gxc {
 class ModelBuilder {
  public:
   ModelBuilder(const std::string& fileName, const std::string& baseDir,
-               const std::string& weightsOverride);
+               const ModelOptions& options);
   std::unique_ptr<Graph> build(const YAML::Node& root);
 
  private:
   // tensor_spec.cpp
   Device device(const YAML::Node& node, std::string_view what) const;
-  TensorType tensorSpec(const YAML::Node& spec, std::string_view what, bool isParam,
-                        YAML::Node* initOut) const;
+  // An input's spec fills `declared` (its dims may be names; the returned shape is empty);
+  // a param's (`declared` null) has sizes only.
+  TensorType tensorSpec(const YAML::Node& spec, std::string_view what, YAML::Node* initOut,
+                        DeclaredInput* declared) const;
+  void readDimDefaults(const YAML::Node& dims);
   Attrs initAttrs(const YAML::Node& init, std::string_view what) const;
   void readInputs(const YAML::Node& inputs);
   void readParams(const YAML::Node& params);
@@ -43,6 +48,7 @@ class ModelBuilder {
   void collectLayerNames(const YAML::Node& layers);
   Value* resolveInput(const YAML::Node& node, const std::string& layer);
   Attrs layerAttrs(const YAML::Node& layer, OpKind kind, const std::string& name);
+  std::vector<int64_t> reshapeEntries(const YAML::Node& list, const std::string& what) const;
   std::vector<Value*> createdParams(const YAML::Node& layer, OpKind kind, const std::string& name,
                                     const std::vector<Value*>& inputs, const Attrs& attrs);
 
@@ -51,6 +57,10 @@ class ModelBuilder {
   YamlReader reader_;
   std::string baseDir_;
   std::string weightsOverride_;
+  std::map<std::string, int64_t> dimOverrides_;    // --dim
+  std::map<std::string, GivenInput> givenInputs_;  // the run's input files
+  std::map<std::string, DimDefault> dimDefaults_;  // the model's dims:
+  DimBinding dims_;
   std::unique_ptr<Graph> graph_;
   int64_t seed_ = 0;
   std::optional<Device> defaultDevice_;

@@ -122,8 +122,12 @@ bool onlyComments(const std::string& text) {
 }  // namespace
 
 ModelBuilder::ModelBuilder(const std::string& fileName, const std::string& baseDir,
-                           const std::string& weightsOverride)
-    : reader_(fileName), baseDir_(baseDir), weightsOverride_(weightsOverride) {}
+                           const ModelOptions& options)
+    : reader_(fileName),
+      baseDir_(baseDir),
+      weightsOverride_(options.weightsPath),
+      dimOverrides_(options.dims),
+      givenInputs_(options.givenInputs) {}
 
 void ModelBuilder::define(const std::string& name, const YAML::Node& node) {
   auto previous = definedAt_.find(name);
@@ -143,10 +147,10 @@ void ModelBuilder::define(const std::string& name, const YAML::Node& node) {
 
 std::unique_ptr<Graph> ModelBuilder::build(const YAML::Node& root) {
   reader_.requireMap(root, "a model file");
-  reader_.checkKeys(
-      root,
-      {"gxc", "name", "seed", "weights", "default_device", "inputs", "params", "layers", "outputs"},
-      "the model");
+  reader_.checkKeys(root,
+                    {"gxc", "name", "seed", "weights", "default_device", "dims", "inputs", "params",
+                     "layers", "outputs"},
+                    "the model");
   YAML::Node version = reader_.required(root, "gxc", "a model file");
   if (reader_.scalar(version, "the format version") != "1")
     reader_.fail(version, "unsupported format version '{}' (this gxc reads version 1)",
@@ -166,6 +170,7 @@ std::unique_ptr<Graph> ModelBuilder::build(const YAML::Node& root) {
   layerNamesAhead_.reserve(layers.size());
   collectLayerNames(layers);
   definedAt_.reserve(layerNamesAhead_.size());
+  if (root["dims"]) readDimDefaults(root["dims"]);
   readInputs(reader_.required(root, "inputs", "the model"));
   if (root["params"]) readParams(root["params"]);
   readLayers(layers, std::nullopt);
@@ -209,7 +214,7 @@ std::unique_ptr<Graph> loadModelFromString(const std::string& text, const std::s
     bool blank = text.find_first_not_of(" \t\r\n") == std::string::npos;
     modelError({fileName, 1, 1}, "the model file {}", blank ? "is empty" : "holds only comments");
   }
-  return ModelBuilder(fileName, baseDir, options.weightsPath).build(root);
+  return ModelBuilder(fileName, baseDir, options).build(root);
 }
 
 std::unique_ptr<Graph> loadModel(const std::string& path, const ModelOptions& options) {

@@ -9,15 +9,21 @@
 // weights file by name, or initialized from the seed and their name.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 
+#include "frontend/symbolic_dims.h"
 #include "ir/graph.h"
 
 namespace gxc {
 
 struct ModelOptions {
   std::string weightsPath;  // `--weights FILE`: overrides the model's `weights:` when set
+  // Symbolic dimensions (frontend/symbolic_dims.h): `--dim NAME=N`, and the input files the
+  // run was given, by input name, which bind the names in their shapes.
+  std::map<std::string, int64_t> dims;
+  std::map<std::string, GivenInput> givenInputs;
 };
 
 std::unique_ptr<Graph> loadModel(const std::string& path, const ModelOptions& options = {});

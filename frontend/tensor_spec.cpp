@@ -1,4 +1,5 @@
 // Inputs, params, their tensor specs and inits, devices, and the weights file.
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/ranges.h>
@@ -15,20 +16,35 @@ Device ModelBuilder::device(const YAML::Node& node, std::string_view what) const
   return *parsed;
 }
 
-TensorType ModelBuilder::tensorSpec(const YAML::Node& spec, std::string_view what, bool isParam,
-                                    YAML::Node* initOut) const {
+TensorType ModelBuilder::tensorSpec(const YAML::Node& spec, std::string_view what,
+                                    YAML::Node* initOut, DeclaredInput* declared) const {
   reader_.requireMap(spec, what);
-  if (isParam)
-    reader_.checkKeys(spec, {"shape", "dtype", "init", "device"}, what);
-  else
+  if (declared)
     reader_.checkKeys(spec, {"shape", "dtype", "device"}, what);
+  else
+    reader_.checkKeys(spec, {"shape", "dtype", "init", "device"}, what);
   YAML::Node shapeNode = reader_.required(spec, "shape", what);
   reader_.requireSequence(shapeNode, fmt::format("the shape of {}", what));
   TensorType type = TensorType::of(DType::F32, {});
   for (const YAML::Node& dim : shapeNode) {
+    // A symbolic dimension (format 1.1) is a name; only inputs have them.
+    if (dim.IsScalar() && isDimName(dim.Scalar())) {
+      if (!declared)
+        reader_.fail(dim,
+                     "{}: dimension '{}' is a name, but params never have symbolic shapes (their "
+                     "sizes are fixed by the model)",
+                     what, dim.Scalar());
+      declared->dims.push_back({0, dim.Scalar(), reader_.loc(dim)});
+      continue;
+    }
     int64_t size = reader_.integer(dim, fmt::format("a dimension of {}", what));
     if (size <= 0) reader_.fail(dim, "{}: dimension {} must be positive", what, size);
     type.shape.push_back(size);
+    if (declared) declared->dims.push_back({size, "", reader_.loc(dim)});
+  }
+  if (declared) {
+    declared->shapeLoc = reader_.loc(shapeNode);
+    type.shape.clear();  // the binding decides it (readInputs)
   }
   if (!checkedNumel(type.shape))
     reader_.fail(shapeNode, "{}: shape {} has more elements than fit in 64 bits", what,
@@ -82,17 +98,52 @@ Attrs ModelBuilder::initAttrs(const YAML::Node& init, std::string_view what) con
   return attrs;
 }
 
+void ModelBuilder::readDimDefaults(const YAML::Node& dims) {
+  reader_.requireMap(dims, "dims");
+  reader_.checkUniqueKeys(dims, "dims");
+  for (const auto& entry : dims) {
+    std::string name = reader_.scalar(entry.first, "a dims name");
+    if (!isDimName(name))
+      reader_.fail(entry.first,
+                   "dims: '{}' is not a dimension name (letters, digits and _, not first a digit)",
+                   name);
+    int64_t size = reader_.integer(entry.second, fmt::format("dims: {}", name));
+    if (size <= 0) reader_.fail(entry.second, "dims: {} must be positive, got {}", name, size);
+    dimDefaults_[name] = {size, reader_.loc(entry.first)};
+  }
+}
+
 void ModelBuilder::readInputs(const YAML::Node& inputs) {
   reader_.requireMap(inputs, "inputs");
   reader_.checkUniqueKeys(inputs, "inputs");
   if (inputs.size() == 0) reader_.fail(inputs, "inputs must declare at least one input");
+  std::vector<std::pair<DeclaredInput, TensorType>> declared;
   for (const auto& entry : inputs) {
     std::string name = reader_.name(entry.first, "an input name");
     define(name, entry.first);
-    TensorType type = tensorSpec(entry.second, fmt::format("input '{}'", name), false, nullptr);
+    DeclaredInput input{name, {}, reader_.loc(entry.first), {}};
+    TensorType type = tensorSpec(entry.second, fmt::format("input '{}'", name), nullptr, &input);
+    declared.emplace_back(std::move(input), type);
+  }
+  std::vector<std::string> names;
+  for (const auto& [input, type] : declared) names.push_back(input.name);
+  for (const auto& [name, file] : givenInputs_)
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      usageError("--input {}={}: the model has no input '{}' (inputs: {})", name, file.file, name,
+                 fmt::join(names, ", "));
+    }
+  std::vector<DeclaredInput> shapes;
+  for (const auto& [input, type] : declared) shapes.push_back(input);
+  dims_ = DimBinding::bind(shapes, dimDefaults_, dimOverrides_, givenInputs_);
+  if (!dims_.empty()) graph_->attrs().set("dims", dims_.str());
+  for (auto& [input, type] : declared) {
+    type.shape = dims_.shapeOf(input);
+    if (!checkedNumel(type.shape))
+      modelError(input.shapeLoc, "input '{}': shape {} has more elements than fit in 64 bits",
+                 input.name, shapeString(type.shape));
     // Inputs arrive on the host unless the model loads them straight onto a device.
     if (!type.device.placed()) type.device = Device::cpu();
-    graph_->addInput(name, type, reader_.loc(entry.first));
+    graph_->addInput(input.name, type, input.loc);
   }
 }
 
@@ -104,7 +155,7 @@ void ModelBuilder::readParams(const YAML::Node& params) {
     define(name, entry.first);
     std::string what = fmt::format("param '{}'", name);
     YAML::Node init;
-    TensorType type = tensorSpec(entry.second, what, true, &init);
+    TensorType type = tensorSpec(entry.second, what, &init, nullptr);
     std::optional<Attrs> initSpec;
     // `init` stays a default node, which yaml-cpp counts as defined, when the spec has none.
     if (entry.second["init"]) initSpec = initAttrs(init, what);

@@ -1,5 +1,6 @@
 #include "tools/driver/compile_session.h"
 
+#include <charconv>
 #include <cstdlib>
 #include <string_view>
 
@@ -47,6 +48,8 @@ CompiledModel compileModel(const CompileOptions& options, CompileFor purpose, st
     };
   ModelOptions modelOptions;
   modelOptions.weightsPath = options.weightsPath;
+  modelOptions.dims = parseDimOptions(options.dims);
+  modelOptions.givenInputs = options.givenInputs;
   compiled.graph = loadModel(options.modelPath, modelOptions);
   // One note, the only one about devices (context.hostFallbackNoted): whatever the model
   // places on cuda runs on the host too, so assign-devices need not repeat it.
@@ -59,6 +62,23 @@ CompiledModel compileModel(const CompileOptions& options, CompileFor purpose, st
   for (const std::string& pass : defaultPipeline()) manager.add(pass);
   manager.run(*compiled.graph, context);
   return compiled;
+}
+
+std::map<std::string, int64_t> parseDimOptions(const std::vector<std::string>& specs) {
+  std::map<std::string, int64_t> dims;
+  for (const std::string& spec : specs) {
+    size_t eq = spec.find('=');
+    std::string name = spec.substr(0, eq);
+    if (eq == std::string::npos || !isDimName(name))
+      usageError("--dim {}: expected NAME=N, NAME a symbolic dimension of the model", spec);
+    std::string text = spec.substr(eq + 1);
+    int64_t value = 0;
+    auto [end, failed] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || failed != std::errc() || end != text.data() + text.size() || value <= 0)
+      usageError("--dim {}: the size must be a positive integer, got '{}'", spec, text);
+    if (!dims.emplace(name, value).second) usageError("--dim {}: '{}' is given twice", spec, name);
+  }
+  return dims;
 }
 
 }  // namespace gxc

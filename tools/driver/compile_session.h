@@ -2,9 +2,11 @@
 // default pipeline run with the dumps the user asked for.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "frontend/model_loader.h"
 #include "passes/pass.h"
@@ -22,6 +24,10 @@ struct CompileOptions {
   int microbatches = 0;              // --microbatches (pipeline); 0: the number of devices
   bool explain = false;              // --explain: each layer's device and why, on stderr
   std::string weightsPath;
+  std::vector<std::string> dims;  // --dim NAME=N, as given
+  // `run`: the input files given (--input), read before the model is compiled since they
+  // bind its symbolic dimensions.
+  std::map<std::string, GivenInput> givenInputs;
   std::string arch;                // --arch sm_XX as given; empty: the device's, or sm_90
   PassManagerOptions passes;       // --print-ir-after, --dump-ir, --time-passes
   const GpuProbe* gpus = nullptr;  // tests: fake real GPUs; null: this machine's
@@ -41,5 +47,8 @@ enum class CompileFor { Run, Emit };
 // Resolves the devices (usage errors first), loads the model, then says in one note, only
 // once the model has been read, where a run that found no GPU goes; then the passes.
 CompiledModel compileModel(const CompileOptions& options, CompileFor purpose, std::ostream& notes);
+
+// `--dim NAME=N` options as a map; a malformed or repeated one is a usage error.
+std::map<std::string, int64_t> parseDimOptions(const std::vector<std::string>& specs);
 
 }  // namespace gxc

@@ -24,25 +24,33 @@
 namespace gxc {
 namespace {
 
-std::map<std::string, Tensor> bindInputs(const Graph& graph,
-                                         const std::vector<std::string>& specs) {
-  std::map<std::string, std::string> files;
+// An --input file, read once: for its shape when the model's symbolic dimensions need it
+// (frontend/symbolic_dims.h), else when the inputs are bound.
+struct InputFile {
+  std::string path;
+  std::optional<Tensor> tensor;
+  Tensor& read() {
+    if (!tensor) tensor = readNpy(path);
+    return *tensor;
+  }
+};
+
+std::map<std::string, InputFile> parseInputOptions(const std::vector<std::string>& specs) {
+  std::map<std::string, InputFile> files;
   for (const std::string& spec : specs) {
     size_t eq = spec.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
       usageError("--input {}: expected NAME=FILE.npy", spec);
     std::string name = spec.substr(0, eq);
-    bool known = std::any_of(graph.inputs().begin(), graph.inputs().end(),
-                             [&](const Value* input) { return input->name == name; });
-    if (!known) {
-      std::vector<std::string> names;
-      for (const Value* input : graph.inputs()) names.push_back(input->name);
-      usageError("--input {}: the model has no input '{}' (inputs: {})", spec, name,
-                 fmt::join(names, ", "));
-    }
-    if (!files.emplace(name, spec.substr(eq + 1)).second)
-      usageError("--input {}: input '{}' is given twice", spec, name);
+    if (files.count(name)) usageError("--input {}: input '{}' is given twice", spec, name);
+    files[name] = {spec.substr(eq + 1), std::nullopt};
   }
+  return files;
+}
+
+// Unknown input names were refused when the model was loaded (ModelOptions::givenInputs).
+std::map<std::string, Tensor> bindInputs(const Graph& graph,
+                                         std::map<std::string, InputFile>& files) {
   std::map<std::string, Tensor> tensors;
   int64_t seed = graph.attrs().getInt("seed", 0);
   for (const Value* input : graph.inputs()) {
@@ -51,9 +59,9 @@ std::map<std::string, Tensor> bindInputs(const Graph& graph,
       tensors[input->name] = defaultInput(graph, *input, seed);
       continue;
     }
-    Tensor tensor = readNpy(file->second, input->type.dtype);
+    Tensor& tensor = file->second.read();
     if (tensor.dtype() != input->type.dtype || tensor.shape() != input->type.shape)
-      throw Error(ErrorKind::Model, {file->second, 0, 0},
+      throw Error(ErrorKind::Model, {file->second.path, 0, 0},
                   fmt::format("input '{}' is {}{} but the model declares {} ({}:{}:{})",
                               input->name, dtypeName(tensor.dtype()), shapeString(tensor.shape()),
                               input->type.withoutDevice(), input->loc.file, input->loc.line,
@@ -230,7 +238,11 @@ PlatformRun runOnCuda(const CompiledModel& compiled, const std::map<std::string,
 int runModel(const RunOptions& options, std::ostream& out, std::ostream& err) {
   std::optional<GpuArch> arch = parseArchOption(options.compile.arch);
   if (!options.outputDir.empty()) checkOutputDirOption(options.outputDir);
-  CompiledModel compiled = compileModel(options.compile, CompileFor::Run, err);
+  std::map<std::string, InputFile> files = parseInputOptions(options.inputs);
+  CompileOptions compileOptions = options.compile;
+  for (auto& [name, file] : files)
+    compileOptions.givenInputs[name] = {file.path, [&file] { return file.read().shape(); }};
+  CompiledModel compiled = compileModel(compileOptions, CompileFor::Run, err);
   const Graph& graph = *compiled.graph;
   bool realGpus = !compiled.devices.hostOnly() && !compiled.sim.enabled();
   if (arch && !realGpus)
@@ -240,7 +252,7 @@ int runModel(const RunOptions& options, std::ostream& out, std::ostream& err) {
     usageError("--trace: the host platform records no trace; run on GPUs (--sim-gpus N)");
   if (!options.tracePath.empty() && realGpus)
     usageError("--trace: real GPUs record no trace yet; --sim-gpus N traces the same plan");
-  std::map<std::string, Tensor> inputs = bindInputs(graph, options.inputs);
+  std::map<std::string, Tensor> inputs = bindInputs(graph, files);
   PlatformRun run;
   if (compiled.devices.hostOnly())
     run = runOnHost(graph, inputs, options.iterations);
