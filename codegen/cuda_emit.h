@@ -102,5 +102,6 @@ KernelBody epilogueKernel(const KernelStep& step, const KernelArgs& args);
 KernelBody rowKernel(const KernelStep& step, const Op& anchor, const KernelArgs& args);
 KernelBody movementKernel(const Op& op, const KernelArgs& args);
 KernelBody lossKernel(const Op& op, const KernelArgs& args);
+KernelBody attentionKernel(const Op& op, const KernelArgs& args);  // cuda_source_attention.cpp
 
 }  // namespace gxc::cuda

@@ -66,6 +66,7 @@ KernelBody generate(const KernelStep& step, const KernelArgs& args) {
   GXC_CHECK(step.ops.size() == 1, "kernel {}: {} cannot be fused", step.kernelAttr,
             opName(first.kind));
   if (isMovement(first.kind)) return cuda::movementKernel(first, args);
+  if (first.kind == OpKind::ScaledDotProductAttention) return cuda::attentionKernel(first, args);
   return cuda::lossKernel(first, args);
 }
 

@@ -21,6 +21,8 @@ std::pair<int, int> modelInputCount(OpKind kind, bool hasScalar) {
       return {2, 2};
     case OpKind::Concat:
       return {1, -1};
+    case OpKind::ScaledDotProductAttention:  // q, k, v and an optional mask
+      return {3, 4};
     default:
       return {1, 1};
   }

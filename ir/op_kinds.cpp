@@ -109,6 +109,12 @@ std::vector<OpSchema> buildSchemas() {
   // [start, end) along `axis`: how the compiler cuts batches and unpacks batched transfers.
   s.push_back(
       {OpKind::Slice, "slice", 1, 1, {{"axis", kInt}, {"start", kInt, true}, {"end", kInt, true}}});
+  // q, k, v, and an optional mask (bool: true attends; float: added to the scores).
+  s.push_back({OpKind::ScaledDotProductAttention,
+               "scaled_dot_product_attention",
+               3,
+               4,
+               {{"is_causal", kBool}, {"scale", kFloat}}});
   for (size_t i = 0; i < s.size(); ++i)
     GXC_CHECK(static_cast<size_t>(s[i].kind) == i, "op schema table out of enum order at {}", i);
   return s;

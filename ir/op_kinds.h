@@ -60,7 +60,8 @@ namespace gxc {
   X(MseLoss, "mse_loss")           \
   X(CrossEntropy, "cross_entropy") \
   X(Copy, "copy")                  \
-  X(Slice, "slice")
+  X(Slice, "slice")                \
+  X(ScaledDotProductAttention, "scaled_dot_product_attention")
 
 enum class OpKind {
 #define GXC_ENUM(id, name) id,

@@ -83,6 +83,16 @@ bool rowWise(const Op& op, const std::vector<bool>& batched) {
     }
     case OpKind::Embedding:  // a lookup per index
       return onlyFirstBatched();
+    case OpKind::ScaledDotProductAttention: {
+      // Batch dims lead q, k and v alike: row r attends within row r when all three are
+      // batched, and the mask is too or broadcasts over the batch.
+      if (x.rank() < 3) return false;
+      for (size_t i = 0; i < 3; ++i)
+        if (!isBatched(batched, i)) return false;
+      if (op.operands.size() < 4 || isBatched(batched, 3)) return true;
+      const TensorType& mask = op.operands[3]->type;
+      return mask.rank() < x.rank() || mask.shape[0] == 1;
+    }
     case OpKind::To:
       return true;
     default:

@@ -48,6 +48,16 @@ double gemmFlops(const Op& op) {
   return flops;
 }
 
+double attentionFlops(const Op& op) {
+  if (op.kind != OpKind::ScaledDotProductAttention) return 0;
+  const Shape &q = op.operands[0]->type.shape, &k = op.operands[1]->type.shape;
+  const Shape& v = op.operands[2]->type.shape;
+  size_t rank = q.size();
+  double rows = static_cast<double>(checkedNumel(q).value()) / std::max<int64_t>(q.back(), 1);
+  double keys = static_cast<double>(k[rank - 2]);
+  return 2.0 * rows * keys * static_cast<double>(q.back() + v.back());
+}
+
 int64_t opTrafficBytes(const Op& op) {
   int64_t bytes = op.result->type.bytes();
   for (const Value* operand : op.operands) bytes += operand->type.bytes();
@@ -93,11 +103,32 @@ double gemmPeakFlopsPerSecond(DType dtype, const CostTable& costs) {
 
 namespace {
 
+// q @ k^T [rows, L, S] over E, then the weights @ v [rows, L, Ev] over S: attention's math,
+// priced as the two GEMMs that a FlashAttention kernel runs on the tensor cores. gxc's kernel
+// (codegen/cuda_source_attention.cpp) is not tiled that way yet, so on a GPU this is what the
+// op should cost, not what today's kernel would.
+double attentionMathSeconds(const Op& op, const Device& device, const CostTable& costs) {
+  const Shape &q = op.operands[0]->type.shape, &k = op.operands[1]->type.shape;
+  const Shape& v = op.operands[2]->type.shape;
+  size_t rank = q.size();
+  int64_t queries = q[rank - 2], width = q[rank - 1], keys = k[rank - 2];
+  int64_t batch = width == 0 || queries == 0 ? 0 : checkedNumel(q).value() / (queries * width);
+  GemmShape scores{batch, queries, keys, width};
+  GemmShape weighted{batch, queries, v.back(), keys};
+  DType dtype = op.result->type.dtype;
+  if (!device.isCuda()) return (attentionFlops(op)) / costs.hostGemmFlopsPerSecond;
+  return gemmComputeSeconds(scores, dtype, costs) + gemmComputeSeconds(weighted, dtype, costs);
+}
+
 // Seconds of GEMM math of the GEMM members of `ops` on `device`.
 double gemmMathSeconds(const std::vector<const Op*>& ops, const Device& device,
                        const CostTable& costs) {
   double seconds = 0;
   for (const Op* op : ops) {
+    if (op->kind == OpKind::ScaledDotProductAttention) {
+      seconds += attentionMathSeconds(*op, device, costs);
+      continue;
+    }
     double flops = gemmFlops(*op);
     if (flops <= 0) continue;
     if (!device.isCuda()) {
@@ -146,7 +177,7 @@ double simOpSeconds(const Op& op, const Device& device, const CostTable& costs) 
 
 double kernelFlops(const KernelStep& step) {
   double flops = 0;
-  for (const Op* op : step.ops) flops += gemmFlops(*op);
+  for (const Op* op : step.ops) flops += gemmFlops(*op) + attentionFlops(*op);
   return flops;
 }
 

@@ -78,6 +78,8 @@ GemmShape gemmShape(const Op& op);
 
 // Floating-point operations of a GEMM op (matmul, linear): 2 per multiply-add; 0 otherwise.
 double gemmFlops(const Op& op);
+// scaled_dot_product_attention's two products, 2 * rows * S * (E + Ev); 0 for other ops.
+double attentionFlops(const Op& op);
 // Bytes an op reads and writes: every operand once plus its result.
 int64_t opTrafficBytes(const Op& op);
 

@@ -58,5 +58,7 @@ Tensor embeddingOp(const Op& op, const Operands& operands);
 // reference_loss.cpp
 Tensor mseLossOp(const Op& op, const Operands& operands);
 Tensor crossEntropyOp(const Op& op, const Operands& operands);
+// reference_attention.cpp
+Tensor attentionOp(const Op& op, const Operands& operands);
 
 }  // namespace gxc::reference

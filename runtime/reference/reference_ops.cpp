@@ -45,6 +45,8 @@ Tensor evaluateReferenceOp(const Op& op, const std::vector<const Tensor*>& opera
       return mseLossOp(op, operands);
     case OpKind::CrossEntropy:
       return crossEntropyOp(op, operands);
+    case OpKind::ScaledDotProductAttention:
+      return attentionOp(op, operands);
     default:
       break;
   }

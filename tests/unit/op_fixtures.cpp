@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <stdexcept>
 
 #include <gtest/gtest.h>
@@ -74,6 +75,16 @@ Attrs toAttrs(const json& j) {
   return attrs;
 }
 
+// JSON has no NaN or infinity: the generator writes them as the strings "nan", "inf", "-inf".
+double fixtureNumber(const json& value) {
+  if (!value.is_string()) return value.get<double>();
+  const std::string& text = value.get_ref<const std::string&>();
+  if (text == "nan") return std::numeric_limits<double>::quiet_NaN();
+  if (text == "inf") return std::numeric_limits<double>::infinity();
+  if (text == "-inf") return -std::numeric_limits<double>::infinity();
+  throw std::runtime_error("fixture number '" + text + "' is none of nan, inf, -inf");
+}
+
 Tensor toTensor(const FixtureTensor& t) {
   Tensor tensor(t.dtype, t.shape);
   for (int64_t i = 0; i < tensor.numel(); ++i) {
@@ -81,7 +92,7 @@ Tensor toTensor(const FixtureTensor& t) {
     if (isInteger(t.dtype))
       tensor.storeInt(i, t.data.at(i).get<int64_t>());
     else
-      tensor.storeFloat(i, t.data.at(i).get<float>());
+      tensor.storeFloat(i, static_cast<float>(fixtureNumber(t.data.at(i))));
   }
   return tensor;
 }
@@ -99,7 +110,13 @@ void expectMatchesFixture(const Tensor& got, const FixtureTensor& want) {
       EXPECT_EQ(got.loadInt(i), want.data.at(i).get<int64_t>()) << "element " << i;
       continue;
     }
-    double expected = want.data.at(i).get<double>();
+    double expected = fixtureNumber(want.data.at(i));
+    if (!std::isfinite(expected)) {
+      double value = got.loadFloat(i);
+      EXPECT_TRUE(std::isnan(expected) ? std::isnan(value) : value == expected)
+          << "element " << i << ": " << value << ", expected " << expected;
+      continue;
+    }
     EXPECT_NEAR(got.loadFloat(i), expected, fixtureTolerance(want.dtype, expected))
         << "element " << i;
   }
