@@ -30,6 +30,10 @@ std::string storageType(DType dtype) {
       return "int";
     case DType::I64:
       return "long long";
+    case DType::F64:
+      return "double";
+    case DType::Bool:
+      return "unsigned char";
   }
   return "";
 }
@@ -43,6 +47,8 @@ std::string familyName(const std::vector<const Op*>& ops) {
 
 std::string bitsType(DType dtype) {
   switch (dtypeSize(dtype)) {
+    case 1:
+      return "unsigned char";
     case 2:
       return "unsigned short";
     case 4:

@@ -18,9 +18,14 @@ const TensorType& operandType(const Op& op, size_t i) {
   return op.operands[i]->type;
 }
 
+// The ops that check this compute in f32 only (f16 and bf16 widen to it): f64 operands are
+// refused rather than silently computed in f32.
 void requireFloat(const Op& op, const TensorType& type) {
   if (!isFloat(type.dtype))
     fail(op, "needs a floating-point operand, got {}", type.withoutDevice());
+  if (type.dtype == DType::F64)
+    fail(op, "f64 operands are not supported by this op yet, got {}; cast to f32 first",
+         type.withoutDevice());
 }
 
 void requireSameDType(const Op& op, const TensorType& a, const TensorType& b) {
