@@ -38,6 +38,13 @@ std::string storageType(DType dtype) {
   return "";
 }
 
+std::string computeType(DType dtype) {
+  if (dtype == DType::F64) return "double";
+  if (isFloat(dtype)) return "float";
+  if (isInteger(dtype)) return "gxc_i64";
+  return "bool";
+}
+
 std::string familyName(const std::vector<const Op*>& ops) {
   if (ops.size() > 4) return fmt::format("{}_{}_ops", opName(ops.front()->kind), ops.size());
   std::string family;
@@ -60,8 +67,10 @@ std::string bitsType(DType dtype) {
 
 namespace {
 
+// The f32 forms serve the ops that compute in f32 only: f64 is refused before codegen.
 std::string dtypeSuffix(DType dtype) {
-  GXC_CHECK(isFloat(dtype), "a float load or store of a {} tensor", dtypeName(dtype));
+  GXC_CHECK(isFloat(dtype) && dtype != DType::F64, "a float load or store of a {} tensor",
+            dtypeName(dtype));
   return std::string(dtypeName(dtype));
 }
 
@@ -74,6 +83,21 @@ std::string loadFloat(DType dtype, const std::string& pointer, const std::string
 std::string storeFloat(DType dtype, const std::string& pointer, const std::string& index,
                        const std::string& value) {
   return fmt::format("gxc_st_{}({}, {}, {});", dtypeSuffix(dtype), pointer, index, value);
+}
+
+std::string loadElement(DType dtype, const std::string& pointer, const std::string& index) {
+  return fmt::format("gxc_ld_{}({}, {})", dtypeName(dtype), pointer, index);
+}
+
+std::string storeElement(DType dtype, const std::string& pointer, const std::string& index,
+                         const std::string& value) {
+  return fmt::format("gxc_st_{}({}, {}, {});", dtypeName(dtype), pointer, index, value);
+}
+
+std::string doubleLiteral(double value) {
+  if (std::isnan(value) || std::isinf(value))
+    return fmt::format("(double){}", floatLiteral(static_cast<float>(value)));
+  return fmt::format("{:a}", value);
 }
 
 std::string floatLiteral(float value) {
@@ -156,6 +180,7 @@ std::string broadcastIndex(const Shape& shape, const Shape& outShape, const std:
 }
 
 std::string elementwiseExpr(const Op& op, const std::vector<std::string>& operands) {
+  if (isElementwiseAnyDType(op.kind)) return anyDTypeExpr(op, operands);
   const std::string& a = operands.at(0);
   if (isElementwiseBinary(op.kind)) {
     std::string b = operands.size() == 2
@@ -265,21 +290,22 @@ ElementwiseCode elementwiseValue(const std::vector<const Op*>& members, const Va
           needsCoords = true;
         }
         std::string name = fmt::format("{}x{}", prefix, arg);
-        loads += fmt::format("{}const float {} = {};\n", indent, name,
-                             loadFloat(operand->type.dtype, fmt::format("in{}", arg), index));
+        loads +=
+            fmt::format("{}const {} {} = {};\n", indent, computeType(operand->type.dtype), name,
+                        loadElement(operand->type.dtype, fmt::format("in{}", arg), index));
         names[operand] = name;
       }
       operands.push_back(names.at(operand));
     }
     std::string name = fmt::format("{}t{}", prefix, names.size());
-    compute +=
-        fmt::format("{}const float {} = {};\n", indent, name, elementwiseExpr(*op, operands));
+    compute += fmt::format("{}const {} {} = {};\n", indent, computeType(op->result->type.dtype),
+                           name, elementwiseExpr(*op, operands));
     names[op->result] = name;
   }
   if (!names.count(root)) {  // no member computes it: an input, read at the index
     GXC_CHECK(members.empty(), "the root '{}' of a kernel is never computed", root->name);
     int arg = args.indexOf(root);
-    return {"", loadFloat(root->type.dtype, fmt::format("in{}", arg), rootIndex)};
+    return {"", loadElement(root->type.dtype, fmt::format("in{}", arg), rootIndex)};
   }
   std::string coords =
       needsCoords ? unravel(rootIndex, rootShape, prefix + "c", indent, loads) : "";
@@ -293,7 +319,7 @@ std::string elementwiseTail(const std::vector<const Op*>& members, const Value* 
   GXC_CHECK(!members.empty() || given.count(root), "the root '{}' of a kernel is never computed",
             root->name);
   ElementwiseCode code = elementwiseValue(members, root, args, given, rootIndex, indent, "");
-  return code.statements + indent + storeFloat(root->type.dtype, "out", rootIndex, code.value) +
+  return code.statements + indent + storeElement(root->type.dtype, "out", rootIndex, code.value) +
          "\n";
 }
 

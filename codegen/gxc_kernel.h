@@ -183,13 +183,26 @@ GXC_FN unsigned short gxc_f32_to_bf16(float value) {
 
 GXC_FN float gxc_bf16_to_f32(unsigned short bits) { return gxc_bits_float((unsigned)bits << 16); }
 
-// Typed loads and stores: every float dtype is computed in f32.
+// Typed loads and stores: f32, f16 and bf16 are computed in f32, f64 in double, i32 and i64 in
+// 64-bit integers, bool (one byte, 0 or 1) as bool.
 GXC_FN float gxc_ld_f32(const float* p, gxc_i64 i) { return p[i]; }
 GXC_FN float gxc_ld_f16(const unsigned short* p, gxc_i64 i) { return gxc_f16_to_f32(p[i]); }
 GXC_FN float gxc_ld_bf16(const unsigned short* p, gxc_i64 i) { return gxc_bf16_to_f32(p[i]); }
 GXC_FN void gxc_st_f32(float* p, gxc_i64 i, float v) { p[i] = v; }
 GXC_FN void gxc_st_f16(unsigned short* p, gxc_i64 i, float v) { p[i] = gxc_f32_to_f16(v); }
 GXC_FN void gxc_st_bf16(unsigned short* p, gxc_i64 i, float v) { p[i] = gxc_f32_to_bf16(v); }
+GXC_FN double gxc_ld_f64(const double* p, gxc_i64 i) { return p[i]; }
+GXC_FN void gxc_st_f64(double* p, gxc_i64 i, double v) { p[i] = v; }
+GXC_FN gxc_i64 gxc_ld_i32(const int* p, gxc_i64 i) { return p[i]; }
+GXC_FN void gxc_st_i32(int* p, gxc_i64 i, gxc_i64 v) { p[i] = (int)v; }
+GXC_FN gxc_i64 gxc_ld_i64(const long long* p, gxc_i64 i) { return p[i]; }
+GXC_FN void gxc_st_i64(long long* p, gxc_i64 i, gxc_i64 v) { p[i] = v; }
+GXC_FN bool gxc_ld_bool(const unsigned char* p, gxc_i64 i) { return p[i] != 0; }
+GXC_FN void gxc_st_bool(unsigned char* p, gxc_i64 i, bool v) { p[i] = v ? 1 : 0; }
+// A number as the f16 or bf16 nearest it, for comparisons in that dtype (as torch compares
+// an f16 tensor with a Python number).
+GXC_FN float gxc_round_f16(float v) { return gxc_f16_to_f32(gxc_f32_to_f16(v)); }
+GXC_FN float gxc_round_bf16(float v) { return gxc_bf16_to_f32(gxc_f32_to_bf16(v)); }
 
 GXC_FN float gxc_neg_inf() { return gxc_bits_float(0xff800000u); }
 GXC_FN float gxc_nan() { return gxc_bits_float(0x7fc00000u); }

@@ -39,16 +39,56 @@ int64_t axisOrFail(const Op& op, int64_t axis, const TensorType& type) {
   return *normalized;
 }
 
+Shape broadcastOrFail(const Op& op, const TensorType& a, const TensorType& b) {
+  auto shape = broadcastShapes(a.shape, b.shape);
+  if (!shape)
+    fail(op, "shapes {} and {} cannot be broadcast together", a.withoutDevice(), b.withoutDevice());
+  return *shape;
+}
+
 Shape elementwiseBinary(const Op& op) {
   const TensorType& a = operandType(op, 0);
   requireFloat(op, a);
   if (op.operands.size() == 1) return a.shape;
   const TensorType& b = operandType(op, 1);
   requireSameDType(op, a, b);
-  auto shape = broadcastShapes(a.shape, b.shape);
+  return broadcastOrFail(op, a, b);
+}
+
+// Comparisons (one dtype on both sides) and logical_and/or (any dtypes): a and b broadcast, or
+// a alone with `scalar`.
+Shape compareOrLogical(const Op& op) {
+  const TensorType& a = operandType(op, 0);
+  if (op.operands.size() == 1) return a.shape;
+  const TensorType& b = operandType(op, 1);
+  if (isComparison(op.kind)) requireSameDType(op, a, b);
+  return broadcastOrFail(op, a, b);
+}
+
+// torch.where with one dtype for a and b (torch would promote; gxc asks for a cast).
+Shape where(const Op& op) {
+  const TensorType& cond = operandType(op, 0);
+  const TensorType& a = operandType(op, 1);
+  const TensorType& b = operandType(op, 2);
+  if (cond.dtype != DType::Bool) fail(op, "cond must be bool, got {}", cond.withoutDevice());
+  if (a.dtype != b.dtype)
+    fail(op, "a and b must have one dtype, got {} and {}", a.withoutDevice(), b.withoutDevice());
+  TensorType ab = TensorType::of(a.dtype, broadcastOrFail(op, a, b));
+  auto shape = broadcastShapes(cond.shape, ab.shape);
   if (!shape)
-    fail(op, "shapes {} and {} cannot be broadcast together", a.withoutDevice(), b.withoutDevice());
+    fail(op, "shapes {}, {} and {} cannot be broadcast together", cond.withoutDevice(),
+         a.withoutDevice(), b.withoutDevice());
   return *shape;
+}
+
+// The mask broadcasts to x's shape, never x to the mask's (as Tensor.masked_fill).
+Shape maskedFill(const Op& op) {
+  const TensorType& x = operandType(op, 0);
+  const TensorType& mask = operandType(op, 1);
+  if (mask.dtype != DType::Bool) fail(op, "mask must be bool, got {}", mask.withoutDevice());
+  if (broadcastShapes(x.shape, mask.shape) != x.shape)
+    fail(op, "mask {} does not broadcast to x {}", mask.withoutDevice(), x.withoutDevice());
+  return x.shape;
 }
 
 Shape matmul(const Op& op) {
@@ -336,6 +376,36 @@ TensorType inferResultType(const Op& op) {
     case OpKind::MseLoss:
       result.shape = mseLoss(op);
       break;
+    case OpKind::Eq:
+    case OpKind::Ne:
+    case OpKind::Lt:
+    case OpKind::Le:
+    case OpKind::Gt:
+    case OpKind::Ge:
+    case OpKind::LogicalAnd:
+    case OpKind::LogicalOr:
+      result.shape = compareOrLogical(op);
+      result.dtype = DType::Bool;
+      break;
+    case OpKind::LogicalNot:
+      result.shape = first.shape;
+      result.dtype = DType::Bool;
+      break;
+    case OpKind::Where:
+      result.shape = where(op);
+      result.dtype = operandType(op, 1).dtype;
+      break;
+    case OpKind::MaskedFill:
+      result.shape = maskedFill(op);
+      break;
+    case OpKind::Cast: {
+      std::string name = op.attrs.getString("dtype", "");
+      auto dtype = parseDType(name);
+      if (!dtype) fail(op, "unknown dtype '{}' (f32, f64, f16, bf16, i32, i64, bool)", name);
+      result.shape = first.shape;
+      result.dtype = *dtype;
+      break;
+    }
     case OpKind::CrossEntropy:
       result.shape = crossEntropy(op);
       break;
