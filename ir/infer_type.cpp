@@ -2,21 +2,15 @@
 
 #include <algorithm>
 
+#include "ir/infer_type_rules.h"
+
 namespace gxc {
 namespace {
 
-// Every message starts with the layer and the op, so the user can find it in the model.
-template <typename... Args>
-[[noreturn]] void fail(const Op& op, fmt::format_string<Args...> format, Args&&... args) {
-  modelError(op.loc, "layer '{}': {}: {}", op.layerName(), opName(op.kind),
-             fmt::format(format, std::forward<Args>(args)...));
-}
-
-const TensorType& operandType(const Op& op, size_t i) {
-  GXC_CHECK(op.operands[i]->type.known, "operand {} of '{}' has no inferred type", i,
-            op.layerName());
-  return op.operands[i]->type;
-}
+using infer::broadcastOrFail;
+using infer::fail;
+using infer::operandType;
+using infer::requireSameDType;
 
 // The ops that check this compute in f32 only (f16 and bf16 widen to it): f64 operands are
 // refused rather than silently computed in f32.
@@ -28,22 +22,10 @@ void requireFloat(const Op& op, const TensorType& type) {
          type.withoutDevice());
 }
 
-void requireSameDType(const Op& op, const TensorType& a, const TensorType& b) {
-  if (a.dtype != b.dtype)
-    fail(op, "operand dtypes differ: {} and {}", a.withoutDevice(), b.withoutDevice());
-}
-
 int64_t axisOrFail(const Op& op, int64_t axis, const TensorType& type) {
   auto normalized = normalizeAxis(axis, type.rank());
   if (!normalized) fail(op, "axis {} is out of range for {}", axis, type.withoutDevice());
   return *normalized;
-}
-
-Shape broadcastOrFail(const Op& op, const TensorType& a, const TensorType& b) {
-  auto shape = broadcastShapes(a.shape, b.shape);
-  if (!shape)
-    fail(op, "shapes {} and {} cannot be broadcast together", a.withoutDevice(), b.withoutDevice());
-  return *shape;
 }
 
 Shape elementwiseBinary(const Op& op) {
@@ -53,42 +35,6 @@ Shape elementwiseBinary(const Op& op) {
   const TensorType& b = operandType(op, 1);
   requireSameDType(op, a, b);
   return broadcastOrFail(op, a, b);
-}
-
-// Comparisons (one dtype on both sides) and logical_and/or (any dtypes): a and b broadcast, or
-// a alone with `scalar`.
-Shape compareOrLogical(const Op& op) {
-  const TensorType& a = operandType(op, 0);
-  if (op.operands.size() == 1) return a.shape;
-  const TensorType& b = operandType(op, 1);
-  if (isComparison(op.kind)) requireSameDType(op, a, b);
-  return broadcastOrFail(op, a, b);
-}
-
-// torch.where with one dtype for a and b (torch would promote; gxc asks for a cast).
-Shape where(const Op& op) {
-  const TensorType& cond = operandType(op, 0);
-  const TensorType& a = operandType(op, 1);
-  const TensorType& b = operandType(op, 2);
-  if (cond.dtype != DType::Bool) fail(op, "cond must be bool, got {}", cond.withoutDevice());
-  if (a.dtype != b.dtype)
-    fail(op, "a and b must have one dtype, got {} and {}", a.withoutDevice(), b.withoutDevice());
-  TensorType ab = TensorType::of(a.dtype, broadcastOrFail(op, a, b));
-  auto shape = broadcastShapes(cond.shape, ab.shape);
-  if (!shape)
-    fail(op, "shapes {}, {} and {} cannot be broadcast together", cond.withoutDevice(),
-         a.withoutDevice(), b.withoutDevice());
-  return *shape;
-}
-
-// The mask broadcasts to x's shape, never x to the mask's (as Tensor.masked_fill).
-Shape maskedFill(const Op& op) {
-  const TensorType& x = operandType(op, 0);
-  const TensorType& mask = operandType(op, 1);
-  if (mask.dtype != DType::Bool) fail(op, "mask must be bool, got {}", mask.withoutDevice());
-  if (broadcastShapes(x.shape, mask.shape) != x.shape)
-    fail(op, "mask {} does not broadcast to x {}", mask.withoutDevice(), x.withoutDevice());
-  return x.shape;
 }
 
 Shape matmul(const Op& op) {
@@ -384,28 +330,12 @@ TensorType inferResultType(const Op& op) {
     case OpKind::Ge:
     case OpKind::LogicalAnd:
     case OpKind::LogicalOr:
-      result.shape = compareOrLogical(op);
-      result.dtype = DType::Bool;
-      break;
     case OpKind::LogicalNot:
-      result.shape = first.shape;
-      result.dtype = DType::Bool;
-      break;
     case OpKind::Where:
-      result.shape = where(op);
-      result.dtype = operandType(op, 1).dtype;
-      break;
     case OpKind::MaskedFill:
-      result.shape = maskedFill(op);
+    case OpKind::Cast:
+      result = infer::inferAnyDTypeElementwise(op, result);
       break;
-    case OpKind::Cast: {
-      std::string name = op.attrs.getString("dtype", "");
-      auto dtype = parseDType(name);
-      if (!dtype) fail(op, "unknown dtype '{}' (f32, f64, f16, bf16, i32, i64, bool)", name);
-      result.shape = first.shape;
-      result.dtype = *dtype;
-      break;
-    }
     case OpKind::CrossEntropy:
       result.shape = crossEntropy(op);
       break;
