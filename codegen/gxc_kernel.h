@@ -97,6 +97,17 @@ float powf(float, float);
 double exp(double);
 double log(double);
 double sqrt(double);
+double tanh(double);
+double erf(double);
+double expm1(double);
+double log1p(double);
+double fabs(double);
+double sin(double);
+double cos(double);
+double floor(double);
+double ceil(double);
+double rint(double);
+double pow(double, double);
 }
 
 struct gxc_dim3 {
@@ -234,6 +245,33 @@ GXC_FN float gxc_clamp_lo(float x, float lo) { return x < lo ? lo : x; }
 GXC_FN float gxc_clamp_hi(float x, float hi) { return x > hi ? hi : x; }
 GXC_FN float gxc_softplus(float x, float beta, float threshold) {
   return x * beta > threshold ? x : log1pf(expf(x * beta)) / beta;
+}
+
+// The same in double, for f64 (the reference computes f64 in double too).
+GXC_FN double gxc_relu(double x) { return x > 0.0 ? x : 0.0; }
+GXC_FN double gxc_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+GXC_FN double gxc_gelu(double x) { return 0.5 * x * (1.0 + erf(x / 1.41421356237309504880)); }
+GXC_FN double gxc_gelu_tanh(double x) {
+  const double k = sqrt(2.0 / 3.14159265358979323846);
+  return 0.5 * x * (1.0 + tanh(k * (x + 0.044715 * x * x * x)));
+}
+GXC_FN double gxc_sign(double x) { return (double)((0.0 < x) - (x < 0.0)); }
+GXC_FN double gxc_silu(double x) { return x / (1.0 + exp(-x)); }
+GXC_FN double gxc_relu6(double x) { return x < 0.0 ? 0.0 : (x > 6.0 ? 6.0 : x); }
+GXC_FN double gxc_hardsigmoid(double x) { return gxc_relu6(x + 3.0) / 6.0; }
+GXC_FN double gxc_hardswish(double x) { return x * gxc_relu6(x + 3.0) / 6.0; }
+GXC_FN double gxc_leaky_relu(double x, double slope) { return x > 0.0 ? x : x * slope; }
+GXC_FN double gxc_elu(double x, double alpha) { return x > 0.0 ? x : alpha * expm1(x); }
+GXC_FN double gxc_minimum(double a, double b) {
+  return a != a || b != b ? (double)gxc_nan() : (a < b ? a : b);
+}
+GXC_FN double gxc_maximum(double a, double b) {
+  return a != a || b != b ? (double)gxc_nan() : (a > b ? a : b);
+}
+GXC_FN double gxc_clamp_lo(double x, double lo) { return x < lo ? lo : x; }
+GXC_FN double gxc_clamp_hi(double x, double hi) { return x > hi ? hi : x; }
+GXC_FN double gxc_softplus(double x, double beta, double threshold) {
+  return x * beta > threshold ? x : log1p(exp(x * beta)) / beta;
 }
 
 #endif  // GXC_KERNEL_H

@@ -12,12 +12,12 @@ using infer::fail;
 using infer::operandType;
 using infer::requireSameDType;
 
-// The ops that check this compute in f32 only (f16 and bf16 widen to it): f64 operands are
-// refused rather than silently computed in f32.
+// The elementwise ops compute f64 in double; the others compute in f32 only (f16 and bf16
+// widen to it), so they refuse f64 rather than silently computing it in f32.
 void requireFloat(const Op& op, const TensorType& type) {
   if (!isFloat(type.dtype))
     fail(op, "needs a floating-point operand, got {}", type.withoutDevice());
-  if (type.dtype == DType::F64)
+  if (type.dtype == DType::F64 && !isElementwise(op.kind))
     fail(op, "f64 operands are not supported by this op yet, got {}; cast to f32 first",
          type.withoutDevice());
 }
