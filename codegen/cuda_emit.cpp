@@ -30,8 +30,19 @@ std::string storageType(DType dtype) {
       return "int";
     case DType::I64:
       return "long long";
+    case DType::F64:
+      return "double";
+    case DType::Bool:
+      return "unsigned char";
   }
   return "";
+}
+
+std::string computeType(DType dtype) {
+  if (dtype == DType::F64) return "double";
+  if (isFloat(dtype)) return "float";
+  if (isInteger(dtype)) return "gxc_i64";
+  return "bool";
 }
 
 std::string familyName(const std::vector<const Op*>& ops) {
@@ -43,6 +54,8 @@ std::string familyName(const std::vector<const Op*>& ops) {
 
 std::string bitsType(DType dtype) {
   switch (dtypeSize(dtype)) {
+    case 1:
+      return "unsigned char";
     case 2:
       return "unsigned short";
     case 4:
@@ -54,8 +67,10 @@ std::string bitsType(DType dtype) {
 
 namespace {
 
+// The f32 forms serve the ops that compute in f32 only: f64 is refused before codegen.
 std::string dtypeSuffix(DType dtype) {
-  GXC_CHECK(isFloat(dtype), "a float load or store of a {} tensor", dtypeName(dtype));
+  GXC_CHECK(isFloat(dtype) && dtype != DType::F64, "a float load or store of a {} tensor",
+            dtypeName(dtype));
   return std::string(dtypeName(dtype));
 }
 
@@ -68,6 +83,21 @@ std::string loadFloat(DType dtype, const std::string& pointer, const std::string
 std::string storeFloat(DType dtype, const std::string& pointer, const std::string& index,
                        const std::string& value) {
   return fmt::format("gxc_st_{}({}, {}, {});", dtypeSuffix(dtype), pointer, index, value);
+}
+
+std::string loadElement(DType dtype, const std::string& pointer, const std::string& index) {
+  return fmt::format("gxc_ld_{}({}, {})", dtypeName(dtype), pointer, index);
+}
+
+std::string storeElement(DType dtype, const std::string& pointer, const std::string& index,
+                         const std::string& value) {
+  return fmt::format("gxc_st_{}({}, {}, {});", dtypeName(dtype), pointer, index, value);
+}
+
+std::string doubleLiteral(double value) {
+  if (std::isnan(value) || std::isinf(value))
+    return fmt::format("(double){}", floatLiteral(static_cast<float>(value)));
+  return fmt::format("{:a}", value);
 }
 
 std::string floatLiteral(float value) {
@@ -150,12 +180,19 @@ std::string broadcastIndex(const Shape& shape, const Shape& outShape, const std:
 }
 
 std::string elementwiseExpr(const Op& op, const std::vector<std::string>& operands) {
+  if (isElementwiseAnyDType(op.kind)) return anyDTypeExpr(op, operands);
+  // f64 computes in double: the C math functions without their f suffix, double literals,
+  // and the double overloads of gxc_kernel.h's functions.
+  const bool wide = op.result->type.dtype == DType::F64;
+  auto math = [&](const char* name) { return wide ? std::string(name) : std::string(name) + "f"; };
+  auto literal = [&](double value) {
+    return wide ? doubleLiteral(value) : floatLiteral(static_cast<float>(value));
+  };
+  const std::string one = wide ? "1.0" : "1.0f";
   const std::string& a = operands.at(0);
   if (isElementwiseBinary(op.kind)) {
-    std::string b = operands.size() == 2
-                        ? operands[1]
-                        : floatLiteral(static_cast<float>(op.attrs.getFloat("scalar", 0.0)));
-    if (op.kind == OpKind::Pow) return fmt::format("powf({}, {})", a, b);
+    std::string b = operands.size() == 2 ? operands[1] : literal(op.attrs.getFloat("scalar", 0.0));
+    if (op.kind == OpKind::Pow) return fmt::format("{}({}, {})", math("pow"), a, b);
     if (op.kind == OpKind::Minimum) return fmt::format("gxc_minimum({}, {})", a, b);
     if (op.kind == OpKind::Maximum) return fmt::format("gxc_maximum({}, {})", a, b);
     const char* symbol = op.kind == OpKind::Add   ? "+"
@@ -170,37 +207,37 @@ std::string elementwiseExpr(const Op& op, const std::vector<std::string>& operan
     case OpKind::Sigmoid:
       return fmt::format("gxc_sigmoid({})", a);
     case OpKind::Tanh:
-      return fmt::format("tanhf({})", a);
+      return fmt::format("{}({})", math("tanh"), a);
     case OpKind::Exp:
-      return fmt::format("expf({})", a);
+      return fmt::format("{}({})", math("exp"), a);
     case OpKind::Log:
-      return fmt::format("logf({})", a);
+      return fmt::format("{}({})", math("log"), a);
     case OpKind::Neg:
       return fmt::format("(-{})", a);
     case OpKind::Sqrt:
-      return fmt::format("sqrtf({})", a);
+      return fmt::format("{}({})", math("sqrt"), a);
     case OpKind::Gelu:
       return (op.attrs.getString("approximate", "none") == "tanh" ? "gxc_gelu_tanh("
                                                                   : "gxc_gelu(") +
              a + ")";
     case OpKind::Abs:
-      return fmt::format("fabsf({})", a);
+      return fmt::format("{}({})", math("fabs"), a);
     case OpKind::Reciprocal:
-      return fmt::format("(1.0f / {})", a);
+      return fmt::format("({} / {})", one, a);
     case OpKind::Rsqrt:
-      return fmt::format("(1.0f / sqrtf({}))", a);  // rsqrtf is approximate on GPUs
+      return fmt::format("({} / {}({}))", one, math("sqrt"), a);  // rsqrtf is approximate on GPUs
     case OpKind::Erf:
-      return fmt::format("erff({})", a);
+      return fmt::format("{}({})", math("erf"), a);
     case OpKind::Sin:
-      return fmt::format("sinf({})", a);
+      return fmt::format("{}({})", math("sin"), a);
     case OpKind::Cos:
-      return fmt::format("cosf({})", a);
+      return fmt::format("{}({})", math("cos"), a);
     case OpKind::Floor:
-      return fmt::format("floorf({})", a);
+      return fmt::format("{}({})", math("floor"), a);
     case OpKind::Ceil:
-      return fmt::format("ceilf({})", a);
+      return fmt::format("{}({})", math("ceil"), a);
     case OpKind::Round:
-      return fmt::format("rintf({})", a);  // half to even
+      return fmt::format("{}({})", math("rint"), a);  // half to even
     case OpKind::Sign:
       return fmt::format("gxc_sign({})", a);
     case OpKind::Silu:
@@ -210,26 +247,21 @@ std::string elementwiseExpr(const Op& op, const std::vector<std::string>& operan
     case OpKind::Hardswish:
       return fmt::format("gxc_hardswish({})", a);
     case OpKind::LeakyRelu:
-      return fmt::format(
-          "gxc_leaky_relu({}, {})", a,
-          floatLiteral(static_cast<float>(op.attrs.getFloat("negative_slope", 0.01))));
+      return fmt::format("gxc_leaky_relu({}, {})", a,
+                         literal(op.attrs.getFloat("negative_slope", 0.01)));
     case OpKind::Elu:
-      return fmt::format("gxc_elu({}, {})", a,
-                         floatLiteral(static_cast<float>(op.attrs.getFloat("alpha", 1.0))));
+      return fmt::format("gxc_elu({}, {})", a, literal(op.attrs.getFloat("alpha", 1.0)));
     case OpKind::Clamp: {  // min, then max, as torch.clamp
       std::string v = a;
       if (op.attrs.has("min"))
-        v = fmt::format("gxc_clamp_lo({}, {})", v,
-                        floatLiteral(static_cast<float>(op.attrs.getFloat("min", 0.0))));
+        v = fmt::format("gxc_clamp_lo({}, {})", v, literal(op.attrs.getFloat("min", 0.0)));
       if (op.attrs.has("max"))
-        v = fmt::format("gxc_clamp_hi({}, {})", v,
-                        floatLiteral(static_cast<float>(op.attrs.getFloat("max", 0.0))));
+        v = fmt::format("gxc_clamp_hi({}, {})", v, literal(op.attrs.getFloat("max", 0.0)));
       return v;
     }
     case OpKind::Softplus:
-      return fmt::format("gxc_softplus({}, {}, {})", a,
-                         floatLiteral(static_cast<float>(op.attrs.getFloat("beta", 1.0))),
-                         floatLiteral(static_cast<float>(op.attrs.getFloat("threshold", 20.0))));
+      return fmt::format("gxc_softplus({}, {}, {})", a, literal(op.attrs.getFloat("beta", 1.0)),
+                         literal(op.attrs.getFloat("threshold", 20.0)));
     default:
       GXC_CHECK(false, "layer '{}': {} is not elementwise", op.layerName(), opName(op.kind));
   }
@@ -259,21 +291,22 @@ ElementwiseCode elementwiseValue(const std::vector<const Op*>& members, const Va
           needsCoords = true;
         }
         std::string name = fmt::format("{}x{}", prefix, arg);
-        loads += fmt::format("{}const float {} = {};\n", indent, name,
-                             loadFloat(operand->type.dtype, fmt::format("in{}", arg), index));
+        loads +=
+            fmt::format("{}const {} {} = {};\n", indent, computeType(operand->type.dtype), name,
+                        loadElement(operand->type.dtype, fmt::format("in{}", arg), index));
         names[operand] = name;
       }
       operands.push_back(names.at(operand));
     }
     std::string name = fmt::format("{}t{}", prefix, names.size());
-    compute +=
-        fmt::format("{}const float {} = {};\n", indent, name, elementwiseExpr(*op, operands));
+    compute += fmt::format("{}const {} {} = {};\n", indent, computeType(op->result->type.dtype),
+                           name, elementwiseExpr(*op, operands));
     names[op->result] = name;
   }
   if (!names.count(root)) {  // no member computes it: an input, read at the index
     GXC_CHECK(members.empty(), "the root '{}' of a kernel is never computed", root->name);
     int arg = args.indexOf(root);
-    return {"", loadFloat(root->type.dtype, fmt::format("in{}", arg), rootIndex)};
+    return {"", loadElement(root->type.dtype, fmt::format("in{}", arg), rootIndex)};
   }
   std::string coords =
       needsCoords ? unravel(rootIndex, rootShape, prefix + "c", indent, loads) : "";
@@ -287,7 +320,7 @@ std::string elementwiseTail(const std::vector<const Op*>& members, const Value* 
   GXC_CHECK(!members.empty() || given.count(root), "the root '{}' of a kernel is never computed",
             root->name);
   ElementwiseCode code = elementwiseValue(members, root, args, given, rootIndex, indent, "");
-  return code.statements + indent + storeFloat(root->type.dtype, "out", rootIndex, code.value) +
+  return code.statements + indent + storeElement(root->type.dtype, "out", rootIndex, code.value) +
          "\n";
 }
 

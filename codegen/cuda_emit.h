@@ -37,7 +37,11 @@ struct KernelArgs {
 constexpr int64_t kGpuBlock = 256;  // threads per block on GPUs: a multiple of the warp
 constexpr int64_t kGpuMaxGrid = 65535;
 
-std::string storageType(DType dtype);  // "float", "unsigned short", "int", "long long"
+// "float", "double", "unsigned short" (f16, bf16), "int", "long long", "unsigned char" (bool)
+std::string storageType(DType dtype);
+// The C type a value of `dtype` is computed in: "float" (f32, f16, bf16), "double",
+// "gxc_i64" (i32, i64), "bool".
+std::string computeType(DType dtype);
 // "add_relu": the ops of a kernel, for its name (shortened past four ops).
 std::string familyName(const std::vector<const Op*>& ops);
 // The C type that holds one element's bits for bit-exact moves, by element size.
@@ -45,8 +49,13 @@ std::string bitsType(DType dtype);
 std::string loadFloat(DType dtype, const std::string& pointer, const std::string& index);
 std::string storeFloat(DType dtype, const std::string& pointer, const std::string& index,
                        const std::string& value);
-std::string floatLiteral(float value);  // "1.5f", "-0x1p-3f" ...; nan and inf through bits
-std::string intLiteral(int64_t value);  // "12LL"
+// The same for a value of any dtype, in its compute type.
+std::string loadElement(DType dtype, const std::string& pointer, const std::string& index);
+std::string storeElement(DType dtype, const std::string& pointer, const std::string& index,
+                         const std::string& value);
+std::string floatLiteral(float value);    // "1.5f", "-0x1p-3f" ...; nan and inf through bits
+std::string doubleLiteral(double value);  // "0x1.8p+0", exact; nan and inf through bits
+std::string intLiteral(int64_t value);    // "12LL"
 
 // Declarations of the output `out` and the inputs `in1`, `in2`, ... with their C types, as
 // `bits` (bitsType) or as stored values (storageType).
@@ -62,11 +71,15 @@ std::string unravel(const std::string& index, const Shape& shape, const std::str
 // coordinates `prefix`0.. of `outShape`.
 std::string broadcastIndex(const Shape& shape, const Shape& outShape, const std::string& prefix);
 
-// The f32 expression of elementwise `op` applied to `operands` (one or two expressions).
+// The expression of elementwise `op` applied to `operands` (expressions in the compute types
+// of the operands' dtypes), in the compute type of its result's dtype.
 std::string elementwiseExpr(const Op& op, const std::vector<std::string>& operands);
+// The same for the ops of any dtype (isElementwiseAnyDType): cuda_emit_logic.cpp.
+std::string anyDTypeExpr(const Op& op, const std::vector<std::string>& operands);
 
 // Statements that compute the elementwise `members` at the element `rootIndex` of `root`
-// (of a shape every member broadcasts into), and the f32 expression of root's value there.
+// (of a shape every member broadcasts into), and the expression of root's value there (in
+// the compute type of root's dtype).
 // Values in `given` are known expressions (an anchor's value); other values read from outside
 // are loaded from their argument, broadcast. `prefix` starts every name the statements
 // declare, so that two evaluations at different indices can share a scope. With no members,

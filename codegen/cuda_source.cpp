@@ -29,8 +29,6 @@ bool isMovement(OpKind kind) {
          kind == OpKind::Embedding;
 }
 
-bool isElementwise(OpKind kind) { return isElementwiseBinary(kind) || isElementwiseUnary(kind); }
-
 uint64_t fnv1a(std::string_view bytes) {
   uint64_t hash = 1469598103934665603ull;
   for (unsigned char c : bytes) {

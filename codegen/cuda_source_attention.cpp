@@ -52,7 +52,11 @@ KernelBody attentionKernel(const Op& op, const KernelArgs& args) {
     std::string index = broadcastIndex(mask->type.shape, scores, "c");
     maskCoords = unravel("row", rowShape, "c", "    ", index);
     score += fmt::format("        const gxc_i64 c{} = s;\n", rank - 1);
-    score += fmt::format("        x += {};\n", loadFloat(mask->type.dtype, in(mask), index));
+    if (mask->type.dtype == DType::Bool)  // true attends
+      score += fmt::format("        if (!{}) x = gxc_neg_inf();\n",
+                           loadElement(DType::Bool, in(mask), index));
+    else
+      score += fmt::format("        x += {};\n", loadFloat(mask->type.dtype, in(mask), index));
   }
   std::string body =
       pointerDecls(args) +

@@ -14,8 +14,8 @@ KernelBody elementwiseBody(const std::vector<const Op*>& members, const KernelAr
                            std::string family) {
   const Value* root = members.back()->result;
   for (const Op* op : members)
-    GXC_CHECK(isElementwiseBinary(op->kind) || isElementwiseUnary(op->kind),
-              "layer '{}': {} in an elementwise kernel", op->layerName(), opName(op->kind));
+    GXC_CHECK(isElementwise(op->kind), "layer '{}': {} in an elementwise kernel", op->layerName(),
+              opName(op->kind));
   int64_t count = root->type.numel();
   std::string body = pointerDecls(args) + gridStrideLoop("i", count, "  ") +
                      elementwiseTail(members, root, args, {}, "i", "    ") + "  }\n";

@@ -97,6 +97,17 @@ float powf(float, float);
 double exp(double);
 double log(double);
 double sqrt(double);
+double tanh(double);
+double erf(double);
+double expm1(double);
+double log1p(double);
+double fabs(double);
+double sin(double);
+double cos(double);
+double floor(double);
+double ceil(double);
+double rint(double);
+double pow(double, double);
 }
 
 struct gxc_dim3 {
@@ -183,13 +194,26 @@ GXC_FN unsigned short gxc_f32_to_bf16(float value) {
 
 GXC_FN float gxc_bf16_to_f32(unsigned short bits) { return gxc_bits_float((unsigned)bits << 16); }
 
-// Typed loads and stores: every float dtype is computed in f32.
+// Typed loads and stores: f32, f16 and bf16 are computed in f32, f64 in double, i32 and i64 in
+// 64-bit integers, bool (one byte, 0 or 1) as bool.
 GXC_FN float gxc_ld_f32(const float* p, gxc_i64 i) { return p[i]; }
 GXC_FN float gxc_ld_f16(const unsigned short* p, gxc_i64 i) { return gxc_f16_to_f32(p[i]); }
 GXC_FN float gxc_ld_bf16(const unsigned short* p, gxc_i64 i) { return gxc_bf16_to_f32(p[i]); }
 GXC_FN void gxc_st_f32(float* p, gxc_i64 i, float v) { p[i] = v; }
 GXC_FN void gxc_st_f16(unsigned short* p, gxc_i64 i, float v) { p[i] = gxc_f32_to_f16(v); }
 GXC_FN void gxc_st_bf16(unsigned short* p, gxc_i64 i, float v) { p[i] = gxc_f32_to_bf16(v); }
+GXC_FN double gxc_ld_f64(const double* p, gxc_i64 i) { return p[i]; }
+GXC_FN void gxc_st_f64(double* p, gxc_i64 i, double v) { p[i] = v; }
+GXC_FN gxc_i64 gxc_ld_i32(const int* p, gxc_i64 i) { return p[i]; }
+GXC_FN void gxc_st_i32(int* p, gxc_i64 i, gxc_i64 v) { p[i] = (int)v; }
+GXC_FN gxc_i64 gxc_ld_i64(const long long* p, gxc_i64 i) { return p[i]; }
+GXC_FN void gxc_st_i64(long long* p, gxc_i64 i, gxc_i64 v) { p[i] = v; }
+GXC_FN bool gxc_ld_bool(const unsigned char* p, gxc_i64 i) { return p[i] != 0; }
+GXC_FN void gxc_st_bool(unsigned char* p, gxc_i64 i, bool v) { p[i] = v ? 1 : 0; }
+// A number as the f16 or bf16 nearest it, for comparisons in that dtype (as torch compares
+// an f16 tensor with a Python number).
+GXC_FN float gxc_round_f16(float v) { return gxc_f16_to_f32(gxc_f32_to_f16(v)); }
+GXC_FN float gxc_round_bf16(float v) { return gxc_bf16_to_f32(gxc_f32_to_bf16(v)); }
 
 GXC_FN float gxc_neg_inf() { return gxc_bits_float(0xff800000u); }
 GXC_FN float gxc_nan() { return gxc_bits_float(0x7fc00000u); }
@@ -221,6 +245,33 @@ GXC_FN float gxc_clamp_lo(float x, float lo) { return x < lo ? lo : x; }
 GXC_FN float gxc_clamp_hi(float x, float hi) { return x > hi ? hi : x; }
 GXC_FN float gxc_softplus(float x, float beta, float threshold) {
   return x * beta > threshold ? x : log1pf(expf(x * beta)) / beta;
+}
+
+// The same in double, for f64 (the reference computes f64 in double too).
+GXC_FN double gxc_relu(double x) { return x > 0.0 ? x : 0.0; }
+GXC_FN double gxc_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+GXC_FN double gxc_gelu(double x) { return 0.5 * x * (1.0 + erf(x / 1.41421356237309504880)); }
+GXC_FN double gxc_gelu_tanh(double x) {
+  const double k = sqrt(2.0 / 3.14159265358979323846);
+  return 0.5 * x * (1.0 + tanh(k * (x + 0.044715 * x * x * x)));
+}
+GXC_FN double gxc_sign(double x) { return (double)((0.0 < x) - (x < 0.0)); }
+GXC_FN double gxc_silu(double x) { return x / (1.0 + exp(-x)); }
+GXC_FN double gxc_relu6(double x) { return x < 0.0 ? 0.0 : (x > 6.0 ? 6.0 : x); }
+GXC_FN double gxc_hardsigmoid(double x) { return gxc_relu6(x + 3.0) / 6.0; }
+GXC_FN double gxc_hardswish(double x) { return x * gxc_relu6(x + 3.0) / 6.0; }
+GXC_FN double gxc_leaky_relu(double x, double slope) { return x > 0.0 ? x : x * slope; }
+GXC_FN double gxc_elu(double x, double alpha) { return x > 0.0 ? x : alpha * expm1(x); }
+GXC_FN double gxc_minimum(double a, double b) {
+  return a != a || b != b ? (double)gxc_nan() : (a < b ? a : b);
+}
+GXC_FN double gxc_maximum(double a, double b) {
+  return a != a || b != b ? (double)gxc_nan() : (a > b ? a : b);
+}
+GXC_FN double gxc_clamp_lo(double x, double lo) { return x < lo ? lo : x; }
+GXC_FN double gxc_clamp_hi(double x, double hi) { return x > hi ? hi : x; }
+GXC_FN double gxc_softplus(double x, double beta, double threshold) {
+  return x * beta > threshold ? x : log1p(exp(x * beta)) / beta;
 }
 
 #endif  // GXC_KERNEL_H

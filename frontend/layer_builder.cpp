@@ -13,8 +13,11 @@ namespace {
 
 // How many inputs a layer lists in the model file (params it creates are not listed).
 std::pair<int, int> modelInputCount(OpKind kind, bool hasScalar) {
-  if (isElementwiseBinary(kind)) return hasScalar ? std::pair{1, 1} : std::pair{2, 2};
+  if (takesScalar(kind)) return hasScalar ? std::pair{1, 1} : std::pair{2, 2};
   switch (kind) {
+    case OpKind::Where:
+      return {3, 3};
+    case OpKind::MaskedFill:
     case OpKind::Matmul:
     case OpKind::MseLoss:
     case OpKind::CrossEntropy:
@@ -43,6 +46,10 @@ void checkAttrValue(const YamlReader& reader, const YAML::Node& node, const std:
     const auto& text = std::get<std::string>(value);
     if (text != "none" && text != "tanh")
       reader.fail(node, "{}: approximate must be none or tanh, got '{}'", what, text);
+  } else if (key == "dtype") {  // cast's target
+    const auto& text = std::get<std::string>(value);
+    if (!parseDType(text))
+      reader.fail(node, "{}: unknown dtype '{}' (f32, f64, f16, bf16, i32, i64, bool)", what, text);
   } else if (key == "eps") {
     if (!(std::get<double>(value) >= 0))
       reader.fail(node, "{}: eps must not be negative, got {}", what, std::get<double>(value));

@@ -53,7 +53,8 @@ TensorType ModelBuilder::tensorSpec(const YAML::Node& spec, std::string_view wha
     std::string text = reader_.scalar(dtype, "dtype");
     auto parsed = parseDType(text);
     if (!parsed)
-      reader_.fail(dtype, "{}: unknown dtype '{}' (f32, f16, bf16, i32, i64)", what, text);
+      reader_.fail(dtype, "{}: unknown dtype '{}' (f32, f64, f16, bf16, i32, i64, bool)", what,
+                   text);
     type.dtype = *parsed;
   }
   if (YAML::Node place = spec["device"]) type.device = device(place, what);

@@ -138,6 +138,7 @@ class KernelChecker {
 }  // namespace
 
 KernelRole kernelRole(const Op& op) {
+  if (isElementwiseAnyDType(op.kind)) return KernelRole::Elementwise;  // any result dtype
   const TensorType& type = op.result->type;
   if (type.known && !isFloat(type.dtype)) return KernelRole::None;
   if (isElementwiseUnary(op.kind) || isElementwiseBinary(op.kind)) return KernelRole::Elementwise;

@@ -2,32 +2,19 @@
 
 #include <algorithm>
 
+#include "ir/infer_type_rules.h"
+
 namespace gxc {
 namespace {
 
-// Every message starts with the layer and the op, so the user can find it in the model.
-template <typename... Args>
-[[noreturn]] void fail(const Op& op, fmt::format_string<Args...> format, Args&&... args) {
-  modelError(op.loc, "layer '{}': {}: {}", op.layerName(), opName(op.kind),
-             fmt::format(format, std::forward<Args>(args)...));
-}
+using infer::broadcastOrFail;
+using infer::fail;
+using infer::operandType;
+using infer::requireFloat;
+using infer::requireSameDType;
 
-const TensorType& operandType(const Op& op, size_t i) {
-  GXC_CHECK(op.operands[i]->type.known, "operand {} of '{}' has no inferred type", i,
-            op.layerName());
-  return op.operands[i]->type;
-}
-
-void requireFloat(const Op& op, const TensorType& type) {
-  if (!isFloat(type.dtype))
-    fail(op, "needs a floating-point operand, got {}", type.withoutDevice());
-}
-
-void requireSameDType(const Op& op, const TensorType& a, const TensorType& b) {
-  if (a.dtype != b.dtype)
-    fail(op, "operand dtypes differ: {} and {}", a.withoutDevice(), b.withoutDevice());
-}
-
+// The elementwise ops compute f64 in double; the others compute in f32 only (f16 and bf16
+// widen to it), so they refuse f64 rather than silently computing it in f32.
 int64_t axisOrFail(const Op& op, int64_t axis, const TensorType& type) {
   auto normalized = normalizeAxis(axis, type.rank());
   if (!normalized) fail(op, "axis {} is out of range for {}", axis, type.withoutDevice());
@@ -40,10 +27,7 @@ Shape elementwiseBinary(const Op& op) {
   if (op.operands.size() == 1) return a.shape;
   const TensorType& b = operandType(op, 1);
   requireSameDType(op, a, b);
-  auto shape = broadcastShapes(a.shape, b.shape);
-  if (!shape)
-    fail(op, "shapes {} and {} cannot be broadcast together", a.withoutDevice(), b.withoutDevice());
-  return *shape;
+  return broadcastOrFail(op, a, b);
 }
 
 Shape matmul(const Op& op) {
@@ -101,46 +85,6 @@ Shape layerNorm(const Op& op) {
            shapeString({x.shape.back()}));
   }
   return x.shape;
-}
-
-// F.scaled_dot_product_attention: q [..., L, E], k [..., S, E], v [..., S, Ev] with one set
-// of batch dims; the mask broadcasts to the scores [..., L, S].
-Shape attention(const Op& op) {
-  const TensorType &q = operandType(op, 0), &k = operandType(op, 1), &v = operandType(op, 2);
-  requireFloat(op, q);
-  requireSameDType(op, q, k);
-  requireSameDType(op, q, v);
-  size_t rank = q.shape.size();
-  bool batchesAgree = rank >= 2 && k.rank() == q.rank() && v.rank() == q.rank() &&
-                      std::equal(q.shape.begin(), q.shape.end() - 2, k.shape.begin()) &&
-                      std::equal(q.shape.begin(), q.shape.end() - 2, v.shape.begin());
-  if (!batchesAgree)
-    fail(op,
-         "needs q [..., L, E], k [..., S, E] and v [..., S, Ev] with the same batch dims, got {}, "
-         "{} and {}",
-         q.withoutDevice(), k.withoutDevice(), v.withoutDevice());
-  if (k.shape.back() != q.shape.back())
-    fail(op, "q and k need the same last dim E, got {} and {}", q.withoutDevice(),
-         k.withoutDevice());
-  if (v.shape[rank - 2] != k.shape[rank - 2])
-    fail(op, "k and v need the same number of keys S (dim -2), got {} and {}", k.withoutDevice(),
-         v.withoutDevice());
-  Shape scores(q.shape.begin(), q.shape.end() - 1);
-  scores.push_back(k.shape[rank - 2]);
-  if (op.operands.size() == 4) {
-    const TensorType& mask = operandType(op, 3);
-    if (mask.dtype != q.dtype)
-      fail(op, "the mask must be bool (true attends) or q's dtype (added to the scores), got {}",
-           mask.withoutDevice());
-    if (broadcastShapes(mask.shape, scores) != scores)
-      fail(op, "the mask {} does not broadcast to the scores' shape {}", mask.withoutDevice(),
-           shapeString(scores));
-    if (op.attrs.getBool("is_causal", false))
-      fail(op, "takes a mask or is_causal, not both (as in PyTorch)");
-  }
-  Shape result(q.shape.begin(), q.shape.end() - 1);
-  result.push_back(v.shape.back());
-  return result;
 }
 
 Shape reduction(const Op& op) {
@@ -371,11 +315,25 @@ TensorType inferResultType(const Op& op) {
     case OpKind::MseLoss:
       result.shape = mseLoss(op);
       break;
+    case OpKind::Eq:
+    case OpKind::Ne:
+    case OpKind::Lt:
+    case OpKind::Le:
+    case OpKind::Gt:
+    case OpKind::Ge:
+    case OpKind::LogicalAnd:
+    case OpKind::LogicalOr:
+    case OpKind::LogicalNot:
+    case OpKind::Where:
+    case OpKind::MaskedFill:
+    case OpKind::Cast:
+      result = infer::inferAnyDTypeElementwise(op, result);
+      break;
     case OpKind::CrossEntropy:
       result.shape = crossEntropy(op);
       break;
     case OpKind::ScaledDotProductAttention:
-      result.shape = attention(op);
+      result.shape = infer::attentionShape(op);
       break;
     default:
       GXC_CHECK(isElementwiseUnary(op.kind), "no shape rule for op {}", opName(op.kind));

@@ -14,6 +14,12 @@ constexpr AttrKindMask kFloat = maskOf(AttrKind::Float) | maskOf(AttrKind::Int);
 constexpr AttrKindMask kString = maskOf(AttrKind::String);
 constexpr AttrKindMask kIntList = maskOf(AttrKind::IntList);
 
+constexpr std::string_view kOpNames[] = {
+#define GXC_NAME(id, name) name,
+    GXC_OP_KINDS(GXC_NAME)
+#undef GXC_NAME
+};
+
 std::vector<OpSchema> buildSchemas() {
   std::vector<OpSchema> s;
   auto binary = [&](OpKind k, std::string_view n) {
@@ -109,6 +115,13 @@ std::vector<OpSchema> buildSchemas() {
   // [start, end) along `axis`: how the compiler cuts batches and unpacks batched transfers.
   s.push_back(
       {OpKind::Slice, "slice", 1, 1, {{"axis", kInt}, {"start", kInt, true}, {"end", kInt, true}}});
+  for (OpKind k : {OpKind::Eq, OpKind::Ne, OpKind::Lt, OpKind::Le, OpKind::Gt, OpKind::Ge,
+                   OpKind::LogicalAnd, OpKind::LogicalOr})
+    binary(k, kOpNames[static_cast<size_t>(k)]);
+  unary(OpKind::LogicalNot, "logical_not");
+  s.push_back({OpKind::Where, "where", 3, 3, {}});
+  s.push_back({OpKind::MaskedFill, "masked_fill", 2, 2, {{"value", kFloat, true}}});
+  s.push_back({OpKind::Cast, "cast", 1, 1, {{"dtype", kString, true}}});
   // q, k, v, and an optional mask (bool: true attends; float: added to the scores).
   s.push_back({OpKind::ScaledDotProductAttention,
                "scaled_dot_product_attention",
@@ -195,6 +208,26 @@ bool isElementwiseUnary(OpKind kind) {
 
 bool isReduction(OpKind kind) {
   return kind == OpKind::Sum || kind == OpKind::Mean || kind == OpKind::Max;
+}
+
+bool isComparison(OpKind kind) {
+  return kind == OpKind::Eq || kind == OpKind::Ne || kind == OpKind::Lt || kind == OpKind::Le ||
+         kind == OpKind::Gt || kind == OpKind::Ge;
+}
+
+bool isElementwiseAnyDType(OpKind kind) {
+  return isComparison(kind) || kind == OpKind::LogicalAnd || kind == OpKind::LogicalOr ||
+         kind == OpKind::LogicalNot || kind == OpKind::Where || kind == OpKind::MaskedFill ||
+         kind == OpKind::Cast;
+}
+
+bool isElementwise(OpKind kind) {
+  return isElementwiseUnary(kind) || isElementwiseBinary(kind) || isElementwiseAnyDType(kind);
+}
+
+bool takesScalar(OpKind kind) {
+  return isElementwiseBinary(kind) || isComparison(kind) || kind == OpKind::LogicalAnd ||
+         kind == OpKind::LogicalOr;
 }
 
 }  // namespace gxc

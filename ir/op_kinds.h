@@ -61,6 +61,18 @@ namespace gxc {
   X(CrossEntropy, "cross_entropy") \
   X(Copy, "copy")                  \
   X(Slice, "slice")                \
+  X(Eq, "eq")                      \
+  X(Ne, "ne")                      \
+  X(Lt, "lt")                      \
+  X(Le, "le")                      \
+  X(Gt, "gt")                      \
+  X(Ge, "ge")                      \
+  X(LogicalAnd, "logical_and")     \
+  X(LogicalOr, "logical_or")       \
+  X(LogicalNot, "logical_not")     \
+  X(Where, "where")                \
+  X(MaskedFill, "masked_fill")     \
+  X(Cast, "cast")                  \
   X(ScaledDotProductAttention, "scaled_dot_product_attention")
 
 enum class OpKind {
@@ -109,5 +121,14 @@ bool isKernelAttr(std::string_view name);
 bool isElementwiseBinary(OpKind kind);  // add sub mul div pow minimum maximum
 bool isElementwiseUnary(OpKind kind);   // relu ... sqrt, gelu ... softplus
 bool isReduction(OpKind kind);          // sum mean max
+bool isComparison(OpKind kind);         // eq ne lt le gt ge
+// The elementwise ops whose operands and result may be of any dtype, bool included: the
+// comparisons, logical_and logical_or logical_not, where, masked_fill, cast.
+bool isElementwiseAnyDType(OpKind kind);
+// Every elementwise op: one result element from the operand elements at its coordinates.
+bool isElementwise(OpKind kind);
+// The ops that take two operands, or one operand and the `scalar` attribute: the binary
+// elementwise ones, the comparisons, logical_and and logical_or.
+bool takesScalar(OpKind kind);
 
 }  // namespace gxc

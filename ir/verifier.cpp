@@ -40,7 +40,7 @@ std::optional<std::string> schemaProblem(const Op& op) {
       return fmt::format("{} needs attribute '{}'", schema.name, spec.name);
   if (op.kind == OpKind::Param)
     if (auto problem = paramShardProblem(op)) return problem;
-  bool binary = isElementwiseBinary(op.kind);
+  bool binary = takesScalar(op.kind);
   if (binary && (count == 1) != op.attrs.has("scalar"))
     return fmt::format("{} takes two operands, or one operand and 'scalar'", schema.name);
   return std::nullopt;

@@ -53,8 +53,9 @@ bool rowWise(const Op& op, const std::vector<bool>& batched) {
       if (isBatched(batched, i)) return false;
     return isBatched(batched, 0);
   };
-  if (isElementwiseUnary(op.kind)) return true;
-  if (isElementwiseBinary(op.kind)) return elementwiseIsRowWise(op, batched);
+  if (isElementwiseUnary(op.kind) || op.kind == OpKind::LogicalNot || op.kind == OpKind::Cast)
+    return true;
+  if (isElementwise(op.kind)) return elementwiseIsRowWise(op, batched);
   switch (op.kind) {
     case OpKind::Matmul:
       return matmulIsRowWise(op, batched);

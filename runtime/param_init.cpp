@@ -86,8 +86,8 @@ void fillFromInit(Tensor& tensor, int64_t dst, int64_t first, int64_t count, con
                                : constant;
       if (integer)
         tensor.storeInt(i, static_cast<int64_t>(std::llround(value)));
-      else
-        tensor.storeFloat(i, static_cast<float>(value));
+      else  // f64 keeps the double draw; narrower floats round it; bool is value != 0
+        tensor.storeDouble(i, value);
     }
     progress.advance((chunkEnd - chunk) * elementBytes);
   }
@@ -139,6 +139,11 @@ Tensor defaultInput(const Graph& graph, const Value& input, int64_t seed) {
   if (isFloat(input.type.dtype)) {
     for (int64_t i = 0; i < tensor.numel(); ++i)
       tensor.storeFloat(i, static_cast<float>(random.nextNormal()));
+    return tensor;
+  }
+  if (input.type.dtype == DType::Bool) {  // a random mask
+    for (int64_t i = 0; i < tensor.numel(); ++i)
+      tensor.storeInt(i, static_cast<int64_t>(random.nextBits() & 1));
     return tensor;
   }
   // The readers that bound the values, looking through the copies, slices and `to`s that

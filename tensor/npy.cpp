@@ -172,11 +172,9 @@ class HeaderParser {
 // --- reading and writing ---------------------------------------------------------------------
 
 // The descr codes gxc reads and writes (written with '<', little endian).
-constexpr std::pair<std::string_view, DType> kDescrCodes[] = {{"f4", DType::F32},
-                                                              {"f2", DType::F16},
-                                                              {"V2", DType::BF16},
-                                                              {"i4", DType::I32},
-                                                              {"i8", DType::I64}};
+constexpr std::pair<std::string_view, DType> kDescrCodes[] = {
+    {"f4", DType::F32}, {"f2", DType::F16}, {"V2", DType::BF16}, {"i4", DType::I32},
+    {"i8", DType::I64}, {"f8", DType::F64}, {"b1", DType::Bool}};
 
 // The dtype a descr spells: '<', '=', '|' or no byte order are all little endian here (the only
 // order of the hosts gxc runs on); two raw bytes ('V2') are bf16.
@@ -191,12 +189,9 @@ DType dtypeOfDescr(const PyValue& descr, const SourceLoc& loc) {
   if (!code.empty() && (code[0] == '<' || code[0] == '=' || code[0] == '|')) code.remove_prefix(1);
   for (auto [known, dtype] : kDescrCodes)
     if (code == known) return dtype;
-  if (code == "f8")
-    modelError(loc,
-               "unsupported dtype '{}' (float64, NumPy's default): gxc reads float32; save with "
-               "x.astype(np.float32)",
-               name);
-  modelError(loc, "unsupported dtype '{}' (gxc reads <f4, <f2, <i4, <i8, and <V2 as bf16)", name);
+  modelError(loc,
+             "unsupported dtype '{}' (gxc reads <f4, <f8, <f2, <i4, <i8, |b1, and <V2 as bf16)",
+             name);
 }
 
 const PyValue& headerField(const PyValue& dict, std::string_view key, const SourceLoc& loc) {
@@ -236,6 +231,11 @@ Tensor readNpyFile(const std::string& path, std::optional<DType> expected) {
       modelError(loc, "malformed header: unexpected key '{}'", key);
 
   DType dtype = dtypeOfDescr(headerField(header, "descr", loc), loc);
+  if (expected && dtype == DType::F64 && *expected == DType::F32)
+    modelError(loc,
+               "dtype '{}' (float64, NumPy's default) does not match the expected f32; save with "
+               "x.astype(np.float32)",
+               headerField(header, "descr", loc).str);
   if (expected && dtype != *expected)
     modelError(loc, "dtype '{}' ({}) does not match the expected {}",
                headerField(header, "descr", loc).str, dtypeName(dtype), dtypeName(*expected));
@@ -291,8 +291,10 @@ void writeNpy(const std::string& path, const Tensor& tensor) {
   std::string_view code;
   for (auto [known, dtype] : kDescrCodes)
     if (dtype == tensor.dtype()) code = known;
+  // One-byte dtypes have no byte order: NumPy spells them with '|'.
+  char order = dtypeSize(tensor.dtype()) == 1 ? '|' : '<';
   std::string dict =
-      fmt::format("{{'descr': '<{}', 'fortran_order': False, 'shape': {}, }}", code, shape);
+      fmt::format("{{'descr': '{}{}', 'fortran_order': False, 'shape': {}, }}", order, code, shape);
 
   // As np.save does: pad with spaces and a newline so the data starts 64-byte aligned, and
   // move to version 2.0 only when the header outgrows version 1.0's 2-byte length.

@@ -1,8 +1,8 @@
 // NumPy .npy files: the format of gxc's inputs and outputs (`--input x=x.npy`, `--output DIR`).
 //
-// Reads format versions 1.0, 2.0 and 3.0 holding little-endian, C-ordered f32, f16, i32 or i64
-// arrays, and bf16 stored as two raw bytes per element (descr '<V2' or '|V2', what ml_dtypes
-// and JAX write through np.save). 0-d arrays are read as rank-0 tensors.
+// Reads format versions 1.0, 2.0 and 3.0 holding little-endian, C-ordered f32, f64, f16, i32, i64
+// or bool arrays, and bf16 stored as two raw bytes per element (descr '<V2' or '|V2', what
+// ml_dtypes and JAX write through np.save). 0-d arrays are read as rank-0 tensors.
 //
 // Every malformed file is refused with a gxc::Error of kind Model located at the file
 // ("x.npy: error: ..."); reading never touches bytes outside the file, whatever it holds.

@@ -42,6 +42,8 @@ std::optional<DType> dtypeOfName(const std::string& name) {
   if (name == "BF16") return DType::BF16;
   if (name == "I32") return DType::I32;
   if (name == "I64") return DType::I64;
+  if (name == "F64") return DType::F64;
+  if (name == "BOOL") return DType::Bool;
   return std::nullopt;
 }
 
@@ -67,8 +69,9 @@ SafetensorsEntry parseEntry(const std::string& name, const json& value, const So
   if (!dtype.is_string()) modelError(loc, "tensor '{}': dtype is not a string", name);
   std::optional<DType> known = dtypeOfName(dtype.get<std::string>());
   if (!known)
-    modelError(loc, "tensor '{}': unsupported dtype {} (gxc reads F32, F16, BF16, I32, I64)", name,
-               dtype.dump());
+    modelError(loc,
+               "tensor '{}': unsupported dtype {} (gxc reads F32, F64, F16, BF16, I32, I64, BOOL)",
+               name, dtype.dump());
   entry.dtype = *known;
 
   const json& shape = value["shape"];

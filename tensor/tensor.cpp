@@ -30,8 +30,38 @@ float loadFloatAt(DType dtype, const std::byte* data, int64_t i) {
       return static_cast<float>(reinterpret_cast<const int32_t*>(data)[i]);
     case DType::I64:
       return static_cast<float>(reinterpret_cast<const int64_t*>(data)[i]);
+    case DType::F64:
+      return static_cast<float>(reinterpret_cast<const double*>(data)[i]);
+    case DType::Bool:
+      return reinterpret_cast<const uint8_t*>(data)[i] != 0 ? 1.0f : 0.0f;
   }
   return 0;
+}
+
+double loadDoubleAt(DType dtype, const std::byte* data, int64_t i) {
+  switch (dtype) {
+    case DType::F64:
+      return reinterpret_cast<const double*>(data)[i];
+    case DType::I64:
+      return static_cast<double>(reinterpret_cast<const int64_t*>(data)[i]);
+    default:  // every other dtype converts to f32 exactly
+      return loadFloatAt(dtype, data, i);
+  }
+}
+
+void storeDoubleAt(DType dtype, std::byte* data, int64_t i, double value) {
+  switch (dtype) {
+    case DType::F64:
+      reinterpret_cast<double*>(data)[i] = value;
+      return;
+    case DType::I32:
+    case DType::I64:
+    case DType::Bool:
+      storeIntAt(dtype, data, i, dtype == DType::Bool ? value != 0 : static_cast<int64_t>(value));
+      return;
+    default:  // f16 and bf16 round from the f32 (as torch's double -> half does not: see docs)
+      storeFloatAt(dtype, data, i, static_cast<float>(value));
+  }
 }
 
 void storeFloatAt(DType dtype, std::byte* data, int64_t i, float value) {
@@ -51,18 +81,29 @@ void storeFloatAt(DType dtype, std::byte* data, int64_t i, float value) {
     case DType::I64:
       reinterpret_cast<int64_t*>(data)[i] = static_cast<int64_t>(value);
       return;
+    case DType::F64:
+      reinterpret_cast<double*>(data)[i] = value;
+      return;
+    case DType::Bool:  // nonzero (NaN too) is true, as torch's conversion to bool
+      reinterpret_cast<uint8_t*>(data)[i] = value != 0 ? 1 : 0;
+      return;
   }
 }
 
 int64_t loadIntAt(DType dtype, const std::byte* data, int64_t i) {
-  GXC_CHECK(isInteger(dtype), "integer load from a {} tensor", dtypeName(dtype));
+  GXC_CHECK(isInteger(dtype) || dtype == DType::Bool, "integer load from a {} tensor",
+            dtypeName(dtype));
+  if (dtype == DType::Bool) return reinterpret_cast<const uint8_t*>(data)[i] != 0;
   return dtype == DType::I32 ? reinterpret_cast<const int32_t*>(data)[i]
                              : reinterpret_cast<const int64_t*>(data)[i];
 }
 
 void storeIntAt(DType dtype, std::byte* data, int64_t i, int64_t value) {
-  GXC_CHECK(isInteger(dtype), "integer store into a {} tensor", dtypeName(dtype));
-  if (dtype == DType::I32)
+  GXC_CHECK(isInteger(dtype) || dtype == DType::Bool, "integer store into a {} tensor",
+            dtypeName(dtype));
+  if (dtype == DType::Bool)
+    reinterpret_cast<uint8_t*>(data)[i] = value != 0 ? 1 : 0;
+  else if (dtype == DType::I32)
     reinterpret_cast<int32_t*>(data)[i] = static_cast<int32_t>(value);
   else
     reinterpret_cast<int64_t*>(data)[i] = value;

@@ -20,6 +20,10 @@ float loadFloatAt(DType dtype, const std::byte* data, int64_t i);
 void storeFloatAt(DType dtype, std::byte* data, int64_t i, float value);
 int64_t loadIntAt(DType dtype, const std::byte* data, int64_t i);
 void storeIntAt(DType dtype, std::byte* data, int64_t i, int64_t value);
+// The same in double: exact for f64 and for every dtype f32 holds exactly; i64 rounds beyond
+// 2^53. A double stored into an integer dtype truncates toward zero; into bool, nonzero is 1.
+double loadDoubleAt(DType dtype, const std::byte* data, int64_t i);
+void storeDoubleAt(DType dtype, std::byte* data, int64_t i, double value);
 
 // A dtype and shape over contiguous row-major bytes the view does not own: the caller keeps
 // them alive and in place while the view is used. `Byte` is std::byte (TensorView, writable)
@@ -48,6 +52,7 @@ class BasicTensorView {
   }
 
   float loadFloat(int64_t i) const { return loadFloatAt(dtype_, data_, i); }
+  double loadDouble(int64_t i) const { return loadDoubleAt(dtype_, data_, i); }
   int64_t loadInt(int64_t i) const { return loadIntAt(dtype_, data_, i); }
   void storeFloat(int64_t i, float value) const requires(!std::is_const_v<Byte>) {
     storeFloatAt(dtype_, data_, i, value);
@@ -93,8 +98,10 @@ class Tensor {
   // rounding of the stored dtype (round to nearest even for f16/bf16).
   float loadFloat(int64_t i) const;
   void storeFloat(int64_t i, float value);
-  int64_t loadInt(int64_t i) const;  // integer dtypes only
+  int64_t loadInt(int64_t i) const;  // integer dtypes and bool only
   void storeInt(int64_t i, int64_t value);
+  double loadDouble(int64_t i) const { return loadDoubleAt(dtype_, data(), i); }
+  void storeDouble(int64_t i, double value) { storeDoubleAt(dtype_, data(), i, value); }
 
   std::vector<float> toFloats() const;
   static Tensor fromFloats(DType dtype, Shape shape, const std::vector<float>& values);

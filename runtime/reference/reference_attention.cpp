@@ -47,7 +47,10 @@ Tensor attentionOp(const Op& op, const Operands& operands) {
         if (mask) {
           int64_t at = broadcastIndex(unravelIndex((b * queries + l) * keys + s, scoresShape),
                                       mask->shape());
-          score += mask->loadFloat(at);
+          if (mask->dtype() == DType::Bool)
+            score = mask->loadInt(at) != 0 ? score : kMinusInf;
+          else
+            score += mask->loadFloat(at);
         }
         scores[s] = score;
         max = std::max(max, score);

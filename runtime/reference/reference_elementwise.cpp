@@ -7,6 +7,7 @@
 #include <numbers>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include "ir/diagnostic.h"
 #include "runtime/reference/reference_kernels.h"
@@ -15,48 +16,53 @@ namespace gxc::reference {
 namespace {
 
 // F.gelu: the exact form uses the Gaussian CDF through erf; "tanh" is its approximation.
-float gelu(float x, bool tanhForm) {
+template <typename T>
+T gelu(T x, bool tanhForm) {
   if (tanhForm) {
-    const float k = std::sqrt(2.0f / std::numbers::pi_v<float>);
-    return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
+    const T k = std::sqrt(T(2) / std::numbers::pi_v<T>);
+    return T(0.5) * x * (T(1) + std::tanh(k * (x + T(0.044715) * x * x * x)));
   }
-  return 0.5f * x * (1.0f + std::erf(x / std::numbers::sqrt2_v<float>));
+  return T(0.5) * x * (T(1) + std::erf(x / std::numbers::sqrt2_v<T>));
 }
 
-// The attributes a unary op reads, with PyTorch's defaults.
+// The attributes a unary op reads, with PyTorch's defaults, in the compute type T (float for
+// f32, f16 and bf16; double for f64).
+template <typename T>
 struct UnaryAttrs {
   bool tanhGelu = false;
-  float negativeSlope = 0.01f;           // leaky_relu
-  float alpha = 1.0f;                    // elu
-  float beta = 1.0f, threshold = 20.0f;  // softplus
-  std::optional<float> min, max;         // clamp
+  T negativeSlope = T(0.01);         // leaky_relu
+  T alpha = T(1);                    // elu
+  T beta = T(1), threshold = T(20);  // softplus
+  std::optional<T> min, max;         // clamp
 };
 
-UnaryAttrs unaryAttrs(const Op& op) {
-  UnaryAttrs attrs;
+template <typename T>
+UnaryAttrs<T> unaryAttrs(const Op& op) {
+  UnaryAttrs<T> attrs;
   if (op.kind == OpKind::Gelu) {
     std::string approximate = op.attrs.getString("approximate", "none");
     GXC_CHECK(approximate == "none" || approximate == "tanh", "layer '{}': gelu approximate '{}'",
               op.layerName(), approximate);
     attrs.tanhGelu = approximate == "tanh";
   }
-  attrs.negativeSlope = static_cast<float>(op.attrs.getFloat("negative_slope", 0.01));
-  attrs.alpha = static_cast<float>(op.attrs.getFloat("alpha", 1.0));
-  attrs.beta = static_cast<float>(op.attrs.getFloat("beta", 1.0));
-  attrs.threshold = static_cast<float>(op.attrs.getFloat("threshold", 20.0));
-  if (op.attrs.has("min")) attrs.min = static_cast<float>(op.attrs.getFloat("min", 0.0));
-  if (op.attrs.has("max")) attrs.max = static_cast<float>(op.attrs.getFloat("max", 0.0));
+  attrs.negativeSlope = static_cast<T>(op.attrs.getFloat("negative_slope", 0.01));
+  attrs.alpha = static_cast<T>(op.attrs.getFloat("alpha", 1.0));
+  attrs.beta = static_cast<T>(op.attrs.getFloat("beta", 1.0));
+  attrs.threshold = static_cast<T>(op.attrs.getFloat("threshold", 20.0));
+  if (op.attrs.has("min")) attrs.min = static_cast<T>(op.attrs.getFloat("min", 0.0));
+  if (op.attrs.has("max")) attrs.max = static_cast<T>(op.attrs.getFloat("max", 0.0));
   return attrs;
 }
 
 // ATen's forms, where the order of operations changes a float result (hardsigmoid,
 // hardswish, silu, softplus, sign).
-float applyUnary(OpKind kind, float x, const UnaryAttrs& attrs) {
+template <typename T>
+T applyUnary(OpKind kind, T x, const UnaryAttrs<T>& attrs) {
   switch (kind) {
     case OpKind::Relu:
-      return x > 0.0f ? x : 0.0f;
+      return x > T(0) ? x : T(0);
     case OpKind::Sigmoid:
-      return 1.0f / (1.0f + std::exp(-x));
+      return T(1) / (T(1) + std::exp(-x));
     case OpKind::Tanh:
       return std::tanh(x);
     case OpKind::Exp:
@@ -72,9 +78,9 @@ float applyUnary(OpKind kind, float x, const UnaryAttrs& attrs) {
     case OpKind::Abs:
       return std::fabs(x);
     case OpKind::Reciprocal:
-      return 1.0f / x;
+      return T(1) / x;
     case OpKind::Rsqrt:
-      return 1.0f / std::sqrt(x);
+      return T(1) / std::sqrt(x);
     case OpKind::Erf:
       return std::erf(x);
     case OpKind::Sin:
@@ -88,22 +94,22 @@ float applyUnary(OpKind kind, float x, const UnaryAttrs& attrs) {
     case OpKind::Round:
       return std::nearbyint(x);  // half to even, as torch.round
     case OpKind::Sign:
-      return static_cast<float>((0.0f < x) - (x < 0.0f));  // 0 for zeros and NaN, as torch
+      return static_cast<T>((T(0) < x) - (x < T(0)));  // 0 for zeros and NaN, as torch
     case OpKind::Silu:
-      return x / (1.0f + std::exp(-x));
+      return x / (T(1) + std::exp(-x));
     case OpKind::Hardsigmoid:
-      return std::min(std::max(x + 3.0f, 0.0f), 6.0f) / 6.0f;
+      return std::min(std::max(x + T(3), T(0)), T(6)) / T(6);
     case OpKind::Hardswish:
-      return x * std::min(std::max(x + 3.0f, 0.0f), 6.0f) / 6.0f;
+      return x * std::min(std::max(x + T(3), T(0)), T(6)) / T(6);
     case OpKind::LeakyRelu:
-      return x > 0.0f ? x : x * attrs.negativeSlope;
+      return x > T(0) ? x : x * attrs.negativeSlope;
     case OpKind::Elu:
-      return x > 0.0f ? x : attrs.alpha * std::expm1(x);
+      return x > T(0) ? x : attrs.alpha * std::expm1(x);
     case OpKind::Softplus:
       return x * attrs.beta > attrs.threshold ? x
                                               : std::log1p(std::exp(x * attrs.beta)) / attrs.beta;
     case OpKind::Clamp: {  // min, then max: all max where min > max; NaN stays, as torch.clamp
-      float v = x;
+      T v = x;
       if (attrs.min && v < *attrs.min) v = *attrs.min;
       if (attrs.max && v > *attrs.max) v = *attrs.max;
       return v;
@@ -111,10 +117,11 @@ float applyUnary(OpKind kind, float x, const UnaryAttrs& attrs) {
     default:
       GXC_CHECK(false, "{} is not an elementwise unary op", opName(kind));
   }
-  return 0.0f;
+  return T(0);
 }
 
-float applyBinary(OpKind kind, float a, float b) {
+template <typename T>
+T applyBinary(OpKind kind, T a, T b) {
   switch (kind) {
     case OpKind::Add:
       return a + b;
@@ -127,13 +134,61 @@ float applyBinary(OpKind kind, float a, float b) {
     case OpKind::Pow:
       return std::pow(a, b);
     case OpKind::Minimum:  // NaN if either is, as torch.minimum
-      return a != a || b != b ? std::numeric_limits<float>::quiet_NaN() : (a < b ? a : b);
+      return a != a || b != b ? std::numeric_limits<T>::quiet_NaN() : (a < b ? a : b);
     case OpKind::Maximum:
-      return a != a || b != b ? std::numeric_limits<float>::quiet_NaN() : (a > b ? a : b);
+      return a != a || b != b ? std::numeric_limits<T>::quiet_NaN() : (a > b ? a : b);
     default:
       GXC_CHECK(false, "{} is not an elementwise binary op", opName(kind));
   }
-  return 0.0f;
+  return T(0);
+}
+
+// f64 is computed in double, every other float dtype in f32 (rounded to its dtype on store).
+template <typename T>
+T load(const Tensor& t, int64_t i) {
+  if constexpr (std::is_same_v<T, double>)
+    return t.loadDouble(i);
+  else
+    return t.loadFloat(i);
+}
+
+template <typename T>
+void store(Tensor& t, int64_t i, T value) {
+  if constexpr (std::is_same_v<T, double>)
+    t.storeDouble(i, value);
+  else
+    t.storeFloat(i, value);
+}
+
+template <typename T>
+Tensor unaryIn(const Op& op, const Tensor& x) {
+  const UnaryAttrs<T> attrs = unaryAttrs<T>(op);
+  Tensor result = makeResult(op, x.shape());
+  for (int64_t i = 0; i < x.numel(); ++i)
+    store<T>(result, i, applyUnary<T>(op.kind, load<T>(x, i), attrs));
+  return result;
+}
+
+template <typename T>
+Tensor binaryIn(const Op& op, const Tensor& a, const Tensor* b) {
+  if (!b) {
+    // As PyTorch does for a float tensor and a Python number: the number is taken in the
+    // tensor's compute type, the tensor on the left.
+    T scalar = static_cast<T>(op.attrs.getFloat("scalar", 0.0));
+    Tensor result = makeResult(op, a.shape());
+    for (int64_t i = 0; i < a.numel(); ++i)
+      store<T>(result, i, applyBinary<T>(op.kind, load<T>(a, i), scalar));
+    return result;
+  }
+  Shape shape = broadcastShapes(op, a.shape(), b->shape());
+  Tensor result = makeResult(op, shape);
+  for (int64_t i = 0; i < result.numel(); ++i) {
+    Coords coords = unravelIndex(i, shape);
+    T x = load<T>(a, broadcastIndex(coords, a.shape()));
+    T y = load<T>(*b, broadcastIndex(coords, b->shape()));
+    store<T>(result, i, applyBinary<T>(op.kind, x, y));
+  }
+  return result;
 }
 
 }  // namespace
@@ -141,42 +196,24 @@ float applyBinary(OpKind kind, float a, float b) {
 Tensor unaryOp(const Op& op, const Operands& operands) {
   checkOperandCount(op, operands, 1, 1);
   checkFloatOperands(op, operands, {0});
-  const UnaryAttrs attrs = unaryAttrs(op);
   const Tensor& x = *operands[0];
-  Tensor result = makeResult(op, x.shape());
-  for (int64_t i = 0; i < x.numel(); ++i)
-    result.storeFloat(i, applyUnary(op.kind, x.loadFloat(i), attrs));
-  return result;
+  return x.dtype() == DType::F64 ? unaryIn<double>(op, x) : unaryIn<float>(op, x);
 }
 
 Tensor binaryOp(const Op& op, const Operands& operands) {
   checkOperandCount(op, operands, 1, 2);
   const Tensor& a = *operands[0];
-  if (operands.size() == 1) {
+  const Tensor* b = operands.size() == 2 ? operands[1] : nullptr;
+  if (!b) {
     GXC_CHECK(op.attrs.has("scalar"), "layer '{}': {} with one operand and no scalar",
               op.layerName(), opName(op.kind));
     checkFloatOperands(op, operands, {0});
-    // As PyTorch does for a float tensor and a Python number: the number is taken in the
-    // tensor's compute type (f32), the tensor on the left.
-    float scalar = static_cast<float>(op.attrs.getFloat("scalar", 0.0));
-    Tensor result = makeResult(op, a.shape());
-    for (int64_t i = 0; i < a.numel(); ++i)
-      result.storeFloat(i, applyBinary(op.kind, a.loadFloat(i), scalar));
-    return result;
+  } else {
+    GXC_CHECK(!op.attrs.has("scalar"), "layer '{}': {} with two operands and a scalar",
+              op.layerName(), opName(op.kind));
+    checkFloatOperands(op, operands, {0, 1});
   }
-  GXC_CHECK(!op.attrs.has("scalar"), "layer '{}': {} with two operands and a scalar",
-            op.layerName(), opName(op.kind));
-  checkFloatOperands(op, operands, {0, 1});
-  const Tensor& b = *operands[1];
-  Shape shape = broadcastShapes(op, a.shape(), b.shape());
-  Tensor result = makeResult(op, shape);
-  for (int64_t i = 0; i < result.numel(); ++i) {
-    Coords coords = unravelIndex(i, shape);
-    float x = a.loadFloat(broadcastIndex(coords, a.shape()));
-    float y = b.loadFloat(broadcastIndex(coords, b.shape()));
-    result.storeFloat(i, applyBinary(op.kind, x, y));
-  }
-  return result;
+  return a.dtype() == DType::F64 ? binaryIn<double>(op, a, b) : binaryIn<float>(op, a, b);
 }
 
 }  // namespace gxc::reference

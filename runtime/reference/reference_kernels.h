@@ -40,6 +40,12 @@ void copyElement(const Tensor& src, int64_t srcIndex, Tensor& dst, int64_t dstIn
 // reference_elementwise.cpp
 Tensor unaryOp(const Op& op, const Operands& operands);
 Tensor binaryOp(const Op& op, const Operands& operands);
+// reference_logic.cpp
+Tensor compareOp(const Op& op, const Operands& operands);  // eq ne lt le gt ge
+Tensor logicalOp(const Op& op, const Operands& operands);  // logical_and logical_or logical_not
+Tensor whereOp(const Op& op, const Operands& operands);
+Tensor maskedFillOp(const Op& op, const Operands& operands);
+Tensor castOp(const Op& op, const Operands& operands);
 // reference_matmul.cpp
 Tensor matmulOp(const Op& op, const Operands& operands);
 Tensor linearOp(const Op& op, const Operands& operands);

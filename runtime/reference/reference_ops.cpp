@@ -11,6 +11,7 @@ Tensor evaluateReferenceOp(const Op& op, const std::vector<const Tensor*>& opera
   // The elementwise ops by their class (ir/op_kinds.h), the rest one by one.
   if (isElementwiseUnary(op.kind)) return unaryOp(op, operands);
   if (isElementwiseBinary(op.kind)) return binaryOp(op, operands);
+  if (isComparison(op.kind)) return compareOp(op, operands);
   switch (op.kind) {
     case OpKind::Param:
       GXC_CHECK(false, "layer '{}': params are materialized, not evaluated", op.layerName());
@@ -45,6 +46,16 @@ Tensor evaluateReferenceOp(const Op& op, const std::vector<const Tensor*>& opera
       return mseLossOp(op, operands);
     case OpKind::CrossEntropy:
       return crossEntropyOp(op, operands);
+    case OpKind::LogicalAnd:
+    case OpKind::LogicalOr:
+    case OpKind::LogicalNot:
+      return logicalOp(op, operands);
+    case OpKind::Where:
+      return whereOp(op, operands);
+    case OpKind::MaskedFill:
+      return maskedFillOp(op, operands);
+    case OpKind::Cast:
+      return castOp(op, operands);
     case OpKind::ScaledDotProductAttention:
       return attentionOp(op, operands);
     default:

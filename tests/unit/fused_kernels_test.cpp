@@ -133,6 +133,34 @@ graph @acts(%x: f32[4,8] @cpu) -> (r) {
   return %r
 })",
        17},
+      // Members of several dtypes: a bool intermediate between a comparison and a where, and
+      // an integer root.
+      {"compare_where_cast", R"(
+graph @select(%x: f32[4,8] @cpu, %y: f32[8] @cpu) -> (r) {
+  %m = gt %x {kernel = "k0", scalar = 0.25} : bool[4,8] @cpu
+  %w = where %m, %x, %y {kernel = "k0"} : f32[4,8] @cpu
+  %s = mul %w {kernel = "k0", scalar = 10.0} : f32[4,8] @cpu
+  %r = cast %s {dtype = "i32", kernel = "k0"} : i32[4,8] @cpu
+  return %r
+})",
+       4},
+      {"logical_masked_fill", R"(
+graph @mask(%x: f32[4,8] @cpu, %y: f32[4,8] @cpu, %b: bool[8] @cpu) -> (r) {
+  %p = lt %x, %y {kernel = "k0"} : bool[4,8] @cpu
+  %q = logical_or %p, %b {kernel = "k0"} : bool[4,8] @cpu
+  %n = logical_not %q {kernel = "k0"} : bool[4,8] @cpu
+  %r = masked_fill %x, %n {kernel = "k0", value = -1.5} : f32[4,8] @cpu
+  return %r
+})",
+       4},
+      {"f16_compare_to_bool_root", R"(
+graph @hcmp(%x: f16[4,8] @cpu, %y: f16[8] @cpu) -> (r) {
+  %c = cast %x {dtype = "f64", kernel = "k0"} : f64[4,8] @cpu
+  %d = cast %y {dtype = "f64", kernel = "k0"} : f64[8] @cpu
+  %r = ge %c, %d {kernel = "k0"} : bool[4,8] @cpu
+  return %r
+})",
+       3},
       {"matmul_bias_relu", R"(
 graph @mm(%a: f32[6,5] @cpu, %b: f32[5,7] @cpu, %bias: f32[7] @cpu) -> (r) {
   %p = matmul %a, %b {kernel = "k0"} : f32[6,7] @cpu

@@ -77,12 +77,20 @@ TEST_P(GeneratedKernelFixtureTest, GeneratedKernelMatchesTheReference) {
   ASSERT_EQ(got.shape(), want.shape());
   double tolerance = want.dtype() == DType::F32 ? 1e-5 : 1e-2;
   for (int64_t i = 0; i < want.numel(); ++i) {
-    if (isInteger(want.dtype())) {
+    if (isInteger(want.dtype()) || want.dtype() == DType::Bool) {  // exact
       EXPECT_EQ(got.loadInt(i), want.loadInt(i)) << "element " << i;
       continue;
     }
-    double expected = want.loadFloat(i);
-    EXPECT_NEAR(got.loadFloat(i), expected, tolerance * std::max(1.0, std::abs(expected)))
+    double expected = want.loadDouble(i);
+    if (std::isnan(expected)) {
+      EXPECT_TRUE(std::isnan(got.loadDouble(i))) << "element " << i << " is not NaN";
+      continue;
+    }
+    if (std::isinf(expected)) {
+      EXPECT_EQ(got.loadDouble(i), expected) << "element " << i;
+      continue;
+    }
+    EXPECT_NEAR(got.loadDouble(i), expected, tolerance * std::max(1.0, std::abs(expected)))
         << "element " << i;
   }
 }

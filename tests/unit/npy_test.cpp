@@ -69,6 +69,13 @@ TEST_F(NpyTest, ReadsEveryDtypeNumPyWrote) {
   EXPECT_EQ(readNpy(fixture("bf16.npy")).dtype(), DType::BF16);  // descr '|V2'
   EXPECT_EQ(readNpy(fixture("bf16.npy"), DType::BF16).dtype(), DType::BF16);
 
+  Tensor f64 = readNpy(fixture("f64.npy"), DType::F64);
+  Tensor bools = readNpy(fixture("bool.npy"), DType::Bool);  // descr '|b1'
+  for (int64_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(f64.loadDouble(i), floatValue(i));
+    EXPECT_EQ(bools.loadInt(i), i % 3 != 0) << i;
+  }
+
   Tensor i32 = readNpy(fixture("i32.npy"), DType::I32);
   Tensor i64 = readNpy(fixture("i64.npy"), DType::I64);
   EXPECT_EQ(i32.shape(), (Shape{2, 3}));
@@ -94,7 +101,8 @@ TEST_F(NpyTest, ReadsZeroDimArraysAndFormatVersions2And3) {
 }
 
 TEST_F(NpyTest, RoundTripsEveryDtype) {
-  for (DType dtype : {DType::F32, DType::F16, DType::BF16, DType::I32, DType::I64}) {
+  for (DType dtype :
+       {DType::F32, DType::F16, DType::BF16, DType::I32, DType::I64, DType::F64, DType::Bool}) {
     for (const Shape& shape : {Shape{2, 3}, Shape{}, Shape{0, 4}, Shape{5}}) {
       Tensor t(dtype, shape);
       for (int64_t i = 0; i < t.numel(); ++i) t.storeFloat(i, floatValue(i) * 4);
@@ -117,6 +125,10 @@ TEST_F(NpyTest, WritesWhatNumPyWrites) {
   // bf16 goes out as '<V2', the spelling ml_dtypes gives it.
   writeNpy(path("bf16.npy"), readNpy(fixture("bf16.npy")));
   EXPECT_NE(fileBytes(path("bf16.npy")).find("'descr': '<V2'"), std::string::npos);
+  writeNpy(path("f64.npy"), readNpy(fixture("f64.npy")));
+  EXPECT_EQ(fileBytes(path("f64.npy")), fileBytes(fixture("f64.npy")));
+  writeNpy(path("bool.npy"), readNpy(fixture("bool.npy")));
+  EXPECT_EQ(fileBytes(path("bool.npy")), fileBytes(fixture("bool.npy")));
 }
 
 TEST_F(NpyTest, FailedWriteThrowsRuntimeErrorAndLeavesNothing) {
@@ -138,6 +150,11 @@ TEST_F(NpyTest, RefusesAnotherDtypeThanExpected) {
   file = fixture("bf16.npy");
   EXPECT_EQ(modelErrorOf([&] { readNpy(file, DType::F16); }),
             file + ": error: dtype '|V2' (bf16) does not match the expected f16");
+  file = fixture("f64.npy");
+  EXPECT_EQ(modelErrorOf([&] { readNpy(file, DType::F32); }),
+            file +
+                ": error: dtype '<f8' (float64, NumPy's default) does not match the expected "
+                "f32; save with x.astype(np.float32)");
 }
 
 TEST_F(NpyTest, RefusesMissingFile) {
@@ -180,13 +197,9 @@ TEST_F(NpyTest, RefusesBigEndian) {
 }
 
 TEST_F(NpyTest, RefusesUnsupportedDtypes) {
-  EXPECT_EQ(refusal(npyBytes("{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }",
-                             std::string(16, '\0'))),
-            "unsupported dtype '<f8' (float64, NumPy's default): gxc reads float32; save with "
-            "x.astype(np.float32)");
   EXPECT_EQ(refusal(npyBytes("{'descr': '<i2', 'fortran_order': False, 'shape': (2,), }",
                              std::string(4, '\0'))),
-            "unsupported dtype '<i2' (gxc reads <f4, <f2, <i4, <i8, and <V2 as bf16)");
+            "unsupported dtype '<i2' (gxc reads <f4, <f8, <f2, <i4, <i8, |b1, and <V2 as bf16)");
   EXPECT_EQ(refusal(npyBytes("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (), }",
                              std::string(4, '\0'))),
             "unsupported dtype [('a', '<f4')]: structured arrays are not supported");

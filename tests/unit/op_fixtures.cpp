@@ -75,14 +75,22 @@ Attrs toAttrs(const json& j) {
   return attrs;
 }
 
-// JSON has no NaN or infinity: the generator writes them as the strings "nan", "inf", "-inf".
-double fixtureNumber(const json& value) {
-  if (!value.is_string()) return value.get<double>();
-  const std::string& text = value.get_ref<const std::string&>();
+// A float element: a JSON number, or "nan", "inf", "-inf" (which JSON has no numbers for).
+double floatElement(const json& j) {
+  if (!j.is_string()) return j.get<double>();
+  const std::string& text = j.get_ref<const std::string&>();
   if (text == "nan") return std::numeric_limits<double>::quiet_NaN();
   if (text == "inf") return std::numeric_limits<double>::infinity();
   if (text == "-inf") return -std::numeric_limits<double>::infinity();
-  throw std::runtime_error("fixture number '" + text + "' is none of nan, inf, -inf");
+  throw std::runtime_error("float element " + j.dump() + " is neither a number nor nan/inf");
+}
+
+// A bool element: true/false, or 0/1.
+bool boolElement(const json& j) {
+  if (j.is_boolean()) return j.get<bool>();
+  int64_t value = j.get<int64_t>();
+  if (value != 0 && value != 1) throw std::runtime_error("bool element " + j.dump());
+  return value == 1;
 }
 
 Tensor toTensor(const FixtureTensor& t) {
@@ -91,13 +99,18 @@ Tensor toTensor(const FixtureTensor& t) {
     // Integers are read as integers so that i64 values beyond 2^53 stay exact.
     if (isInteger(t.dtype))
       tensor.storeInt(i, t.data.at(i).get<int64_t>());
-    else
-      tensor.storeFloat(i, static_cast<float>(fixtureNumber(t.data.at(i))));
+    else if (t.dtype == DType::Bool)
+      tensor.storeInt(i, boolElement(t.data.at(i)));
+    else if (t.dtype == DType::F64)
+      tensor.storeDouble(i, floatElement(t.data.at(i)));
+    else  // the f32 nearest, then the dtype's rounding: the values are the dtype's already
+      tensor.storeFloat(i, static_cast<float>(floatElement(t.data.at(i))));
   }
   return tensor;
 }
 
 double fixtureTolerance(DType dtype, double expected) {
+  if (dtype == DType::F64) return 1e-12 * std::max(1.0, std::abs(expected));
   return dtype == DType::F32 ? 1e-5 * std::max(1.0, std::abs(expected))
                              : unitInLastPlace(dtype, expected);
 }
@@ -110,14 +123,20 @@ void expectMatchesFixture(const Tensor& got, const FixtureTensor& want) {
       EXPECT_EQ(got.loadInt(i), want.data.at(i).get<int64_t>()) << "element " << i;
       continue;
     }
-    double expected = fixtureNumber(want.data.at(i));
-    if (!std::isfinite(expected)) {
-      double value = got.loadFloat(i);
-      EXPECT_TRUE(std::isnan(expected) ? std::isnan(value) : value == expected)
-          << "element " << i << ": " << value << ", expected " << expected;
+    if (want.dtype == DType::Bool) {  // exact
+      EXPECT_EQ(got.loadInt(i) != 0, boolElement(want.data.at(i))) << "element " << i;
       continue;
     }
-    EXPECT_NEAR(got.loadFloat(i), expected, fixtureTolerance(want.dtype, expected))
+    double expected = floatElement(want.data.at(i));
+    if (std::isnan(expected)) {
+      EXPECT_TRUE(std::isnan(got.loadDouble(i))) << "element " << i << " is not NaN";
+      continue;
+    }
+    if (std::isinf(expected)) {
+      EXPECT_EQ(got.loadDouble(i), expected) << "element " << i;
+      continue;
+    }
+    EXPECT_NEAR(got.loadDouble(i), expected, fixtureTolerance(want.dtype, expected))
         << "element " << i;
   }
 }

@@ -26,6 +26,7 @@ inline void expectOutputsClose(const std::map<std::string, Tensor>& actual,
   for (const auto& [name, want] : expected) {
     const Tensor& got = actual.at(name);
     ASSERT_EQ(got.shape(), want.shape()) << name;
+    ASSERT_EQ(got.dtype(), want.dtype()) << name;
     double largest = 1.0;
     for (int64_t i = 0; normwise && i < want.numel(); ++i)
       largest = std::max(largest, std::abs(static_cast<double>(want.loadFloat(i))));

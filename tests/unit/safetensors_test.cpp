@@ -59,7 +59,7 @@ class SafetensorsTest : public ::testing::Test {
 
 TEST_F(SafetensorsTest, ReadsEveryDtypeThePythonWriterWrote) {
   SafetensorsFile file = SafetensorsFile::open(fixture("tensors.safetensors"));
-  EXPECT_EQ(file.entries().size(), 6u);
+  EXPECT_EQ(file.entries().size(), 8u);
   EXPECT_TRUE(file.contains("f16"));
   EXPECT_FALSE(file.contains("__metadata__"));
   const SafetensorsEntry& f16 = file.entries().at("f16");
@@ -75,6 +75,15 @@ TEST_F(SafetensorsTest, ReadsEveryDtypeThePythonWriterWrote) {
   Tensor bf16 = SafetensorsFile::open(fixture("bf16.safetensors")).read("bf16");
   EXPECT_EQ(bf16.dtype(), DType::BF16);
   for (int64_t i = 0; i < 6; ++i) EXPECT_EQ(bf16.loadFloat(i), floatValue(i));
+
+  Tensor f64 = file.read("f64");
+  Tensor bools = file.read("bool");
+  EXPECT_EQ(f64.dtype(), DType::F64);
+  EXPECT_EQ(bools.dtype(), DType::Bool);
+  for (int64_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(f64.loadDouble(i), floatValue(i));
+    EXPECT_EQ(bools.loadInt(i), i % 3 != 0) << i;
+  }
 
   Tensor i32 = file.read("i32");
   Tensor i64 = file.read("i64");
@@ -183,9 +192,10 @@ TEST_F(SafetensorsTest, RefusesMalformedHeaderJson) {
 }
 
 TEST_F(SafetensorsTest, RefusesUnsupportedDtype) {
-  EXPECT_EQ(refusal(R"({"w": {"dtype": "F64", "shape": [1], "data_offsets": [0, 8]}})",
-                    std::string(8, '\0')),
-            "tensor 'w': unsupported dtype \"F64\" (gxc reads F32, F16, BF16, I32, I64)");
+  EXPECT_EQ(
+      refusal(R"({"w": {"dtype": "U16", "shape": [1], "data_offsets": [0, 2]}})",
+              std::string(2, '\0')),
+      "tensor 'w': unsupported dtype \"U16\" (gxc reads F32, F64, F16, BF16, I32, I64, BOOL)");
 }
 
 TEST_F(SafetensorsTest, RefusesOverflowingAndNegativeShapes) {

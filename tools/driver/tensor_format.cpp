@@ -23,6 +23,8 @@ class Formatter {
  private:
   std::string element(int64_t index) const {
     if (isInteger(tensor_.dtype())) return std::to_string(tensor_.loadInt(index));
+    if (tensor_.dtype() == DType::Bool) return tensor_.loadInt(index) ? "true" : "false";
+    if (tensor_.dtype() == DType::F64) return fmt::format("{:.6g}", tensor_.loadDouble(index));
     return fmt::format("{:.6g}", tensor_.loadFloat(index));
   }
 

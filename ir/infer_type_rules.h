@@ -1,0 +1,53 @@
+// Internal to shape inference (infer_type.cpp and the files of its rules): the helpers every
+// rule shares, and the rules that live in files of their own.
+#pragma once
+
+#include <utility>
+
+#include "ir/diagnostic.h"
+#include "ir/infer_type.h"
+
+namespace gxc::infer {
+
+// Every message starts with the layer and the op, so the user can find it in the model.
+template <typename... Args>
+[[noreturn]] inline void fail(const Op& op, fmt::format_string<Args...> format, Args&&... args) {
+  modelError(op.loc, "layer '{}': {}: {}", op.layerName(), opName(op.kind),
+             fmt::format(format, std::forward<Args>(args)...));
+}
+
+inline const TensorType& operandType(const Op& op, size_t i) {
+  GXC_CHECK(op.operands[i]->type.known, "operand {} of '{}' has no inferred type", i,
+            op.layerName());
+  return op.operands[i]->type;
+}
+
+// Float operands; f64 only for the elementwise ops (the others compute in f32 today).
+inline void requireFloat(const Op& op, const TensorType& type) {
+  if (!isFloat(type.dtype))
+    fail(op, "needs a floating-point operand, got {}", type.withoutDevice());
+  if (type.dtype == DType::F64 && !isElementwise(op.kind))
+    fail(op, "f64 operands are not supported by this op yet, got {}; cast to f32 first",
+         type.withoutDevice());
+}
+
+inline void requireSameDType(const Op& op, const TensorType& a, const TensorType& b) {
+  if (a.dtype != b.dtype)
+    fail(op, "operand dtypes differ: {} and {}", a.withoutDevice(), b.withoutDevice());
+}
+
+inline Shape broadcastOrFail(const Op& op, const TensorType& a, const TensorType& b) {
+  auto shape = broadcastShapes(a.shape, b.shape);
+  if (!shape)
+    fail(op, "shapes {} and {} cannot be broadcast together", a.withoutDevice(), b.withoutDevice());
+  return *shape;
+}
+
+// The comparisons, logical ops, where, masked_fill and cast (infer_type_logic.cpp): `result`
+// (the operand's dtype and the op's device) with the op's shape and dtype set.
+TensorType inferAnyDTypeElementwise(const Op& op, TensorType result);
+
+// scaled_dot_product_attention (infer_type_attention.cpp): the result's shape.
+Shape attentionShape(const Op& op);
+
+}  // namespace gxc::infer
