@@ -26,7 +26,13 @@ bool isRowAnchor(OpKind kind) {
 
 bool isMovement(OpKind kind) {
   return kind == OpKind::Transpose || kind == OpKind::Slice || kind == OpKind::Concat ||
-         kind == OpKind::Embedding;
+         kind == OpKind::Embedding || kind == OpKind::Expand || kind == OpKind::Triu ||
+         kind == OpKind::Tril;
+}
+
+bool isIndexing(OpKind kind) {
+  return kind == OpKind::Gather || kind == OpKind::IndexSelect || kind == OpKind::OneHot ||
+         kind == OpKind::Pad || kind == OpKind::Repeat || kind == OpKind::Cumsum;
 }
 
 bool isElementwise(OpKind kind) { return isElementwiseBinary(kind) || isElementwiseUnary(kind); }
@@ -66,6 +72,7 @@ KernelBody generate(const KernelStep& step, const KernelArgs& args) {
   GXC_CHECK(step.ops.size() == 1, "kernel {}: {} cannot be fused", step.kernelAttr,
             opName(first.kind));
   if (isMovement(first.kind)) return cuda::movementKernel(first, args);
+  if (isIndexing(first.kind)) return cuda::indexingKernel(first, args);
   return cuda::lossKernel(first, args);
 }
 

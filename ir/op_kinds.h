@@ -60,7 +60,22 @@ namespace gxc {
   X(MseLoss, "mse_loss")           \
   X(CrossEntropy, "cross_entropy") \
   X(Copy, "copy")                  \
-  X(Slice, "slice")
+  X(Slice, "slice")                \
+  /* data movement (format 1.1) */ \
+  X(Split, "split")                \
+  X(Chunk, "chunk")                \
+  X(Squeeze, "squeeze")            \
+  X(Unsqueeze, "unsqueeze")        \
+  X(Flatten, "flatten")            \
+  X(Expand, "expand")              \
+  X(Triu, "triu")                  \
+  X(Tril, "tril")                  \
+  X(Gather, "gather")              \
+  X(IndexSelect, "index_select")   \
+  X(OneHot, "one_hot")             \
+  X(Pad, "pad")                    \
+  X(Repeat, "repeat")              \
+  X(Cumsum, "cumsum")
 
 enum class OpKind {
 #define GXC_ENUM(id, name) id,
@@ -90,9 +105,15 @@ struct OpSchema {
 const OpSchema& opSchema(OpKind kind);
 std::string_view opName(OpKind kind);
 std::optional<OpKind> parseOpKind(std::string_view name);
-// Whether a model file may use the op: not `param` (params are declared) nor the ops that
-// only the compiler introduces (`copy`, `slice`).
+// Whether a model file may use the op: not `param` (params are declared) nor `copy`, which
+// only the compiler introduces. (`slice` is both: a model layer, and how the compiler cuts
+// batches and unpacks batched transfers.)
 bool isModelOp(OpKind kind);
+// Layers with several results (`split`, `chunk`): the frontend lowers each into one `slice`
+// per result, so they never appear in the IR.
+bool isMultiResultLayer(OpKind kind);
+// Ops whose result is their operand's bytes seen with another shape (ir/kernel_steps.h).
+bool isReshapeView(OpKind kind);  // reshape squeeze unsqueeze flatten
 // Names of the ops a model file may use, sorted, for "unknown op" messages.
 std::vector<std::string_view> modelOpNames();
 
