@@ -3,8 +3,9 @@
 // op, the kernel's argument pointers) and the families themselves, one file each:
 // cuda_source_elementwise.cpp (elementwise chains, GEMM epilogues), cuda_source_rows.cpp
 // (reductions, softmax, layer_norm, each with its elementwise prologue and tail),
-// cuda_source_movement.cpp (transpose, slice, concat, embedding) and cuda_source_loss.cpp
-// (mse_loss, cross_entropy). Only cuda_source.cpp calls the families.
+// cuda_source_movement.cpp (transpose, slice, concat, embedding, expand, triu, tril),
+// cuda_source_indexing.cpp (gather, index_select, one_hot, pad, repeat, cumsum) and
+// cuda_source_loss.cpp (mse_loss, cross_entropy). Only cuda_source.cpp calls the families.
 #pragma once
 
 #include <cstdint>
@@ -114,6 +115,7 @@ KernelBody epilogueKernel(const KernelStep& step, const KernelArgs& args);
 // `anchor` is the step's one row op; its other members are elementwise.
 KernelBody rowKernel(const KernelStep& step, const Op& anchor, const KernelArgs& args);
 KernelBody movementKernel(const Op& op, const KernelArgs& args);
+KernelBody indexingKernel(const Op& op, const KernelArgs& args);  // cuda_source_indexing.cpp
 KernelBody lossKernel(const Op& op, const KernelArgs& args);
 KernelBody attentionKernel(const Op& op, const KernelArgs& args);  // cuda_source_attention.cpp
 

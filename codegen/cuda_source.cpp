@@ -26,7 +26,13 @@ bool isRowAnchor(OpKind kind) {
 
 bool isMovement(OpKind kind) {
   return kind == OpKind::Transpose || kind == OpKind::Slice || kind == OpKind::Concat ||
-         kind == OpKind::Embedding;
+         kind == OpKind::Embedding || kind == OpKind::Expand || kind == OpKind::Triu ||
+         kind == OpKind::Tril;
+}
+
+bool isIndexing(OpKind kind) {
+  return kind == OpKind::Gather || kind == OpKind::IndexSelect || kind == OpKind::OneHot ||
+         kind == OpKind::Pad || kind == OpKind::Repeat || kind == OpKind::Cumsum;
 }
 
 uint64_t fnv1a(std::string_view bytes) {
@@ -65,6 +71,7 @@ KernelBody generate(const KernelStep& step, const KernelArgs& args) {
             opName(first.kind));
   if (isMovement(first.kind)) return cuda::movementKernel(first, args);
   if (first.kind == OpKind::ScaledDotProductAttention) return cuda::attentionKernel(first, args);
+  if (isIndexing(first.kind)) return cuda::indexingKernel(first, args);
   return cuda::lossKernel(first, args);
 }
 

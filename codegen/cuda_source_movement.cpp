@@ -1,6 +1,7 @@
-// Data movement kernels: transpose, slice (off axis 0: along axis 0 a slice is a view),
-// concat and embedding. One thread per element of the result, which is copied bit for bit
-// from where it comes from, as raw 2-, 4- or 8-byte words: integers and f16 move unchanged.
+// Data movement kernels: transpose, slice (off axis 0 or with a step: otherwise a slice is a
+// view), concat, embedding, expand, triu and tril. One thread per element of the result, which is
+// copied bit for bit from where it comes from, as raw 2-, 4- or 8-byte words: integers and f16 move
+// unchanged.
 #include <fmt/format.h>
 
 #include "codegen/cuda_emit.h"
@@ -43,16 +44,40 @@ KernelBody transposeKernel(const Op& op, const KernelArgs& args) {
 KernelBody sliceKernel(const Op& op, const KernelArgs& args) {
   const Shape& in = op.operands[0]->type.shape;
   int64_t axis = *normalizeAxis(op.attrs.getInt("axis", 0), static_cast<int64_t>(in.size()));
-  int64_t start = op.attrs.getInt("start", 0);
+  int64_t start = op.attrs.getInt("start", 0), step = op.attrs.getInt("step", 1);
   std::vector<int64_t> strides = rowMajorStrides(in);
   std::vector<std::string> terms;
   for (size_t d = 0; d < in.size(); ++d) {
-    std::string coord = static_cast<int64_t>(d) == axis && start != 0
-                            ? fmt::format("(c{} + {})", d, intLiteral(start))
-                            : fmt::format("c{}", d);
+    std::string coord = fmt::format("c{}", d);
+    if (static_cast<int64_t>(d) == axis && step != 1)
+      coord = fmt::format("c{} * {}", d, intLiteral(step));
+    if (static_cast<int64_t>(d) == axis && start != 0)
+      coord = fmt::format("({} + {})", coord, intLiteral(start));
     if (in[d] != 1) terms.push_back(fmt::format("{} * {}", coord, intLiteral(strides[d])));
   }
   return gatherBody(op, args, fmt::format("    out[i] = in1[{}];\n", sumOfTerms(terms)));
+}
+
+// x's dims align with the result's last ones; a dim of x of size 1 is read at 0 (broadcast).
+KernelBody expandKernel(const Op& op, const KernelArgs& args) {
+  const Shape& in = op.operands[0]->type.shape;
+  const Shape& out = op.result->type.shape;
+  return gatherBody(op, args, fmt::format("    out[i] = in1[{}];\n", broadcastIndex(in, out, "c")));
+}
+
+// Element (r, c) of each matrix of the last two dims is kept where c - r >= diagonal (triu)
+// or c - r <= diagonal (tril), else 0: all-zero bits, which is 0 in every dtype.
+KernelBody triangleKernel(const Op& op, const KernelArgs& args) {
+  const Shape& shape = op.result->type.shape;
+  int64_t rows = shape[shape.size() - 2], cols = shape.back();
+  std::string keep = fmt::format(
+      "i % {1} - i / {1} % {0} {2} {3}", intLiteral(rows), intLiteral(cols),
+      op.kind == OpKind::Triu ? ">=" : "<=", intLiteral(op.attrs.getInt("diagonal", 0)));
+  int64_t count = op.result->type.numel();
+  std::string body = pointerDecls(args, /*bits=*/true) + gridStrideLoop("i", count, "  ") +
+                     fmt::format("    out[i] = {} ? in1[i] : ({})0;\n  }}\n", keep,
+                                 bitsType(op.result->type.dtype));
+  return {std::string(opName(op.kind)), std::move(body), gpuElementwiseLaunch(count), {1, 1}};
 }
 
 KernelBody concatKernel(const Op& op, const KernelArgs& args) {
@@ -116,6 +141,11 @@ KernelBody movementKernel(const Op& op, const KernelArgs& args) {
       return sliceKernel(op, args);
     case OpKind::Concat:
       return concatKernel(op, args);
+    case OpKind::Expand:
+      return expandKernel(op, args);
+    case OpKind::Triu:
+    case OpKind::Tril:
+      return triangleKernel(op, args);
     case OpKind::Embedding:
       return embeddingKernel(op, args);
     default:

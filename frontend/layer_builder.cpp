@@ -21,6 +21,8 @@ std::pair<int, int> modelInputCount(OpKind kind, bool hasScalar) {
     case OpKind::Matmul:
     case OpKind::MseLoss:
     case OpKind::CrossEntropy:
+    case OpKind::Gather:
+    case OpKind::IndexSelect:
       return {2, 2};
     case OpKind::Concat:
       return {1, -1};
@@ -35,7 +37,7 @@ std::pair<int, int> modelInputCount(OpKind kind, bool hasScalar) {
 void checkAttrValue(const YamlReader& reader, const YAML::Node& node, const std::string& key,
                     const AttrValue& value, std::string_view what) {
   if (key == "in_features" || key == "out_features" || key == "num_embeddings" ||
-      key == "embedding_dim") {
+      key == "embedding_dim" || key == "chunks") {
     if (std::get<int64_t>(value) <= 0)
       reader.fail(node, "{}: {} must be positive, got {}", what, key, std::get<int64_t>(value));
   } else if (key == "reduction") {
@@ -63,19 +65,25 @@ void ModelBuilder::collectLayerNames(const YAML::Node& layers) {
     if (!layer.IsMap()) continue;  // reported when the layer is read
     // One walk over the keys (the first of each, as yaml-cpp's lookup finds): this runs once
     // per layer of the file.
-    std::optional<YAML::Node> group, children, name;
+    std::optional<YAML::Node> group, children, name, outputs;
     for (const auto& entry : layer) {
       const std::string& key = entry.first.Scalar();
-      std::optional<YAML::Node>* slot = key == "group"    ? &group
-                                        : key == "layers" ? &children
-                                        : key == "name"   ? &name
-                                                          : nullptr;
+      std::optional<YAML::Node>* slot = key == "group"     ? &group
+                                        : key == "layers"  ? &children
+                                        : key == "name"    ? &name
+                                        : key == "outputs" ? &outputs
+                                                           : nullptr;
       if (slot && !*slot) *slot = entry.second;
     }
-    if (group && children && children->IsSequence())
+    if (group && children && children->IsSequence()) {
       collectLayerNames(*children);
-    else if (name && name->IsScalar())
-      layerNamesAhead_.emplace(name->Scalar(), reader_.loc(*name).line);
+      continue;
+    }
+    if (name && name->IsScalar()) layerNamesAhead_.emplace(name->Scalar(), reader_.loc(*name).line);
+    // The results of a layer with several results (`split`, `chunk`) are named there.
+    if (outputs && outputs->IsSequence())
+      for (const YAML::Node& output : *outputs)
+        if (output.IsScalar()) layerNamesAhead_.emplace(output.Scalar(), reader_.loc(output).line);
   }
 }
 
@@ -102,6 +110,12 @@ Value* ModelBuilder::resolveInput(const YAML::Node& node, const std::string& lay
   std::string name = reader_.name(node, fmt::format("layer '{}': an input", layer));
   if (Value* value = graph_->find(name)) return value;
   if (name == layer) reader_.fail(node, "layer '{}' uses itself as an input", layer);
+  auto multiResult = multiResultLayers_.find(name);
+  if (multiResult != multiResultLayers_.end())
+    reader_.fail(node,
+                 "layer '{}': input '{}' is a layer with several results, which are read by "
+                 "the names its `outputs` gives them ({})",
+                 layer, name, fmt::join(multiResult->second, ", "));
   auto ahead = layerNamesAhead_.find(name);
   if (ahead != layerNamesAhead_.end())
     reader_.fail(node,
@@ -139,7 +153,8 @@ Attrs ModelBuilder::layerAttrs(const YAML::Node& layer, OpKind kind, const std::
     std::string key = entry.first.Scalar();
     bool structural = key == "name" || key == "op" || key == "inputs" ||
                       (key == "device" && kind != OpKind::To) ||
-                      (key == "weight" && kind == OpKind::CrossEntropy);
+                      (key == "weight" && kind == OpKind::CrossEntropy) ||
+                      (key == "outputs" && isMultiResultLayer(kind));
     if (structural) continue;
     const AttrSpec* spec = nullptr;
     for (const AttrSpec& candidate : opSchema(kind).attrs)
@@ -244,6 +259,7 @@ void ModelBuilder::readLayer(const YAML::Node& layer, std::optional<Device> scop
   for (const AttrSpec& spec : opSchema(*kind).attrs)
     if (spec.name != "device" && !spec.compilerOnly) allowed.emplace_back(spec.name);
   if (*kind == OpKind::CrossEntropy) allowed.emplace_back("weight");
+  if (isMultiResultLayer(*kind)) allowed.emplace_back("outputs");
   reader_.checkKeys(layer, allowed, fmt::format("{} layer '{}'", opText, name));
   for (const AttrSpec& spec : opSchema(*kind).attrs)
     if (spec.required) reader_.required(layer, std::string(spec.name).c_str(), what);
@@ -282,6 +298,20 @@ void ModelBuilder::readLayer(const YAML::Node& layer, std::optional<Device> scop
   // Before its params, so that a repeated layer name is reported as such, not as the clash of
   // the params both layers create.
   define(name, nameNode);
+  if (isMultiResultLayer(*kind)) {
+    std::vector<std::string>& outputs = multiResultLayers_[name];
+    for (auto& [output, sliceAttrs] :
+         multiResultSlices(layer, *kind, name, inputs[0]->type, attrs)) {
+      outputs.push_back(output);
+      Op* op =
+          graph_->appendOp(OpKind::Slice, inputs, output, TensorType{false, DType::F32, {}, place},
+                           sliceAttrs, reader_.loc(layer));
+      op->result->type = inferResultType(*op);
+      if (followsData) movedData_.emplace(op->result, place);
+    }
+    return;
+  }
+  if (*kind == OpKind::Slice) attrs = sliceAttrs(layer, name, inputs[0]->type, attrs);
   std::vector<Value*> operands = inputs;
   for (Value* param : createdParams(layer, *kind, name, inputs, attrs)) operands.push_back(param);
   Op* op = graph_->appendOp(*kind, operands, name, TensorType{false, DType::F32, {}, place}, attrs,

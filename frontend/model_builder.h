@@ -52,6 +52,16 @@ class ModelBuilder {
   std::vector<Value*> createdParams(const YAML::Node& layer, OpKind kind, const std::string& name,
                                     const std::vector<Value*>& inputs, const Attrs& attrs);
 
+  // layer_slices.cpp
+  // A `slice` layer's attributes as the IR holds them (Python's bounds resolved).
+  Attrs sliceAttrs(const YAML::Node& layer, const std::string& name, const TensorType& x,
+                   const Attrs& attrs) const;
+  // A `split` or `chunk` layer as slices: each result's name (defined here) and attributes.
+  std::vector<std::pair<std::string, Attrs>> multiResultSlices(const YAML::Node& layer, OpKind kind,
+                                                               const std::string& name,
+                                                               const TensorType& x,
+                                                               const Attrs& attrs);
+
   void define(const std::string& name, const YAML::Node& node);
 
   YamlReader reader_;
@@ -73,6 +83,8 @@ class ModelBuilder {
   // their device from one, with that device; a layer with no device of its own or of its
   // group that reads one of them runs there.
   std::unordered_map<const Value*, Device> movedData_;
+  // The layers with several results read so far, with the names of their results.
+  std::unordered_map<std::string, std::vector<std::string>> multiResultLayers_;
 };
 
 }  // namespace gxc

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ir/infer_type_rules.h"
+#include "ir/infer_type_movement.h"
 
 namespace gxc {
 namespace {
@@ -171,18 +172,6 @@ Shape concat(const Op& op) {
   return shape;
 }
 
-Shape slice(const Op& op) {
-  const TensorType& x = operandType(op, 0);
-  int64_t axis = axisOrFail(op, op.attrs.getInt("axis", 0), x);
-  int64_t start = op.attrs.getInt("start", 0), end = op.attrs.getInt("end", 0);
-  if (start < 0 || end <= start || end > x.shape[axis])
-    fail(op, "[{}, {}) is not a non-empty range of axis {} of {}", start, end, axis,
-         x.withoutDevice());
-  Shape shape = x.shape;
-  shape[axis] = end - start;
-  return shape;
-}
-
 Shape embedding(const Op& op) {
   const TensorType& indices = operandType(op, 0);
   const TensorType& weight = operandType(op, 1);
@@ -302,8 +291,27 @@ TensorType inferResultType(const Op& op) {
       result.shape = concat(op);
       break;
     case OpKind::Slice:
-      result.shape = slice(op);
+    case OpKind::Split:
+    case OpKind::Chunk:
+    case OpKind::Squeeze:
+    case OpKind::Unsqueeze:
+    case OpKind::Flatten:
+    case OpKind::Expand:
+    case OpKind::Triu:
+    case OpKind::Tril:
+      result.shape = movementResultShape(op);
       break;
+    case OpKind::Gather:
+    case OpKind::IndexSelect:
+    case OpKind::OneHot:
+    case OpKind::Pad:
+    case OpKind::Repeat:
+    case OpKind::Cumsum: {
+      TensorType indexed = indexingResultType(op);
+      result.dtype = indexed.dtype;
+      result.shape = indexed.shape;
+      break;
+    }
     case OpKind::Embedding:
       result.shape = embedding(op);
       result.dtype = operandType(op, 1).dtype;

@@ -21,11 +21,15 @@ StepKind stepKindOf(const Op& op) {
     case OpKind::To:
       return StepKind::Copy;
     case OpKind::Reshape:
+    case OpKind::Squeeze:
+    case OpKind::Unsqueeze:
+    case OpKind::Flatten:
       return StepKind::View;
     case OpKind::Slice:
-      // Along axis 0 a slice is one contiguous range of its operand's bytes.
-      return op.attrs.getInt("axis", 0) == 0 ||
-                     op.attrs.getInt("axis", 0) == -op.operands[0]->type.rank()
+      // Along axis 0 and with step 1 a slice is one contiguous range of its operand's bytes.
+      return (op.attrs.getInt("axis", 0) == 0 ||
+              op.attrs.getInt("axis", 0) == -op.operands[0]->type.rank()) &&
+                     op.attrs.getInt("step", 1) == 1
                  ? StepKind::View
                  : StepKind::Generated;
     default:

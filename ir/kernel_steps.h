@@ -21,7 +21,8 @@ enum class StepKind {
   Param,      // materialized once, not executed
   Gemm,       // matmul or linear by the BLAS library, maybe with a generated epilogue kernel
   Copy,       // copy (and a `to` left in the graph): bytes moved, no kernel
-  View,       // reshape, and slice along axis 0: the same bytes seen another way
+  View,       // reshape squeeze unsqueeze flatten, and slice along axis 0 with step 1: the same
+              // bytes seen another way
   Generated,  // a generated kernel
 };
 

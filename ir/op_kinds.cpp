@@ -112,9 +112,15 @@ std::vector<OpSchema> buildSchemas() {
   s.push_back({OpKind::MseLoss, "mse_loss", 2, 2, {{"reduction", kString}}});
   s.push_back({OpKind::CrossEntropy, "cross_entropy", 2, 3, {{"reduction", kString}}});
   s.push_back({OpKind::Copy, "copy", 1, 1, {}});
-  // [start, end) along `axis`: how the compiler cuts batches and unpacks batched transfers.
-  s.push_back(
-      {OpKind::Slice, "slice", 1, 1, {{"axis", kInt}, {"start", kInt, true}, {"end", kInt, true}}});
+  // start:end:step along `axis`. In the IR `start` and `end` are always there, resolved to
+  // 0 <= start < end <= dim (the frontend applies Python's rules to what a model wrote); the
+  // compiler's own slices (how it cuts batches and unpacks batched transfers) have step 1.
+  s.push_back({OpKind::Slice,
+               "slice",
+               1,
+               1,
+               {{"axis", kInt}, {"start", kInt}, {"end", kInt}, {"step", kInt}}});
+  // Lowered by the frontend into slices (isMultiResultLayer); `outputs` names the results.
   for (OpKind k : {OpKind::Eq, OpKind::Ne, OpKind::Lt, OpKind::Le, OpKind::Gt, OpKind::Ge,
                    OpKind::LogicalAnd, OpKind::LogicalOr})
     binary(k, kOpNames[static_cast<size_t>(k)]);
@@ -128,6 +134,23 @@ std::vector<OpSchema> buildSchemas() {
                3,
                4,
                {{"is_causal", kBool}, {"scale", kFloat}}});
+  s.push_back(
+      {OpKind::Split, "split", 1, 1, {{"split_size", kInt | kIntList, true}, {"axis", kInt}}});
+  s.push_back({OpKind::Chunk, "chunk", 1, 1, {{"chunks", kInt, true}, {"axis", kInt}}});
+  s.push_back({OpKind::Squeeze, "squeeze", 1, 1, {{"axis", kInt}}});
+  s.push_back({OpKind::Unsqueeze, "unsqueeze", 1, 1, {{"axis", kInt, true}}});
+  s.push_back({OpKind::Flatten, "flatten", 1, 1, {{"start_dim", kInt}, {"end_dim", kInt}}});
+  s.push_back({OpKind::Expand, "expand", 1, 1, {{"shape", kIntList, true}}});
+  s.push_back({OpKind::Triu, "triu", 1, 1, {{"diagonal", kInt}}});
+  s.push_back({OpKind::Tril, "tril", 1, 1, {{"diagonal", kInt}}});
+  s.push_back({OpKind::Gather, "gather", 2, 2, {{"axis", kInt, true}}});
+  s.push_back({OpKind::IndexSelect, "index_select", 2, 2, {{"axis", kInt, true}}});
+  // `num_classes` is checked by the shape rule, whose message says why it is needed.
+  s.push_back({OpKind::OneHot, "one_hot", 1, 1, {{"num_classes", kInt}}});
+  s.push_back(
+      {OpKind::Pad, "pad", 1, 1, {{"pad", kIntList, true}, {"mode", kString}, {"value", kFloat}}});
+  s.push_back({OpKind::Repeat, "repeat", 1, 1, {{"repeats", kIntList, true}}});
+  s.push_back({OpKind::Cumsum, "cumsum", 1, 1, {{"axis", kInt, true}}});
   for (size_t i = 0; i < s.size(); ++i)
     GXC_CHECK(static_cast<size_t>(s[i].kind) == i, "op schema table out of enum order at {}", i);
   return s;
@@ -158,8 +181,13 @@ std::vector<std::string_view> modelOpNames() {
   return names;
 }
 
-bool isModelOp(OpKind kind) {
-  return kind != OpKind::Param && kind != OpKind::Copy && kind != OpKind::Slice;
+bool isModelOp(OpKind kind) { return kind != OpKind::Param && kind != OpKind::Copy; }
+
+bool isMultiResultLayer(OpKind kind) { return kind == OpKind::Split || kind == OpKind::Chunk; }
+
+bool isReshapeView(OpKind kind) {
+  return kind == OpKind::Reshape || kind == OpKind::Squeeze || kind == OpKind::Unsqueeze ||
+         kind == OpKind::Flatten;
 }
 
 bool isScheduleAttr(std::string_view name) {

@@ -10,70 +10,85 @@
 
 namespace gxc {
 
-#define GXC_OP_KINDS(X)            \
-  X(Param, "param")                \
-  X(Matmul, "matmul")              \
-  X(Linear, "linear")              \
-  X(Add, "add")                    \
-  X(Sub, "sub")                    \
-  X(Mul, "mul")                    \
-  X(Div, "div")                    \
-  X(Pow, "pow")                    \
-  X(Minimum, "minimum")            \
-  X(Maximum, "maximum")            \
-  X(Relu, "relu")                  \
-  X(Sigmoid, "sigmoid")            \
-  X(Tanh, "tanh")                  \
-  X(Exp, "exp")                    \
-  X(Log, "log")                    \
-  X(Neg, "neg")                    \
-  X(Sqrt, "sqrt")                  \
-  X(Gelu, "gelu")                  \
-  X(Abs, "abs")                    \
-  X(Reciprocal, "reciprocal")      \
-  X(Rsqrt, "rsqrt")                \
-  X(Erf, "erf")                    \
-  X(Sin, "sin")                    \
-  X(Cos, "cos")                    \
-  X(Floor, "floor")                \
-  X(Ceil, "ceil")                  \
-  X(Round, "round")                \
-  X(Sign, "sign")                  \
-  X(Silu, "silu")                  \
-  X(Hardsigmoid, "hardsigmoid")    \
-  X(Hardswish, "hardswish")        \
-  X(LeakyRelu, "leaky_relu")       \
-  X(Elu, "elu")                    \
-  X(Softplus, "softplus")          \
-  X(Clamp, "clamp")                \
-  X(Softmax, "softmax")            \
-  X(LogSoftmax, "log_softmax")     \
-  X(LayerNorm, "layer_norm")       \
-  X(Sum, "sum")                    \
-  X(Mean, "mean")                  \
-  X(Max, "max")                    \
-  X(Reshape, "reshape")            \
-  X(Transpose, "transpose")        \
-  X(Concat, "concat")              \
-  X(Embedding, "embedding")        \
-  X(To, "to")                      \
-  X(MseLoss, "mse_loss")           \
-  X(CrossEntropy, "cross_entropy") \
-  X(Copy, "copy")                  \
-  X(Slice, "slice")                \
-  X(Eq, "eq")                      \
-  X(Ne, "ne")                      \
-  X(Lt, "lt")                      \
-  X(Le, "le")                      \
-  X(Gt, "gt")                      \
-  X(Ge, "ge")                      \
-  X(LogicalAnd, "logical_and")     \
-  X(LogicalOr, "logical_or")       \
-  X(LogicalNot, "logical_not")     \
-  X(Where, "where")                \
-  X(MaskedFill, "masked_fill")     \
-  X(Cast, "cast")                  \
-  X(ScaledDotProductAttention, "scaled_dot_product_attention")
+#define GXC_OP_KINDS(X)                                        \
+  X(Param, "param")                                            \
+  X(Matmul, "matmul")                                          \
+  X(Linear, "linear")                                          \
+  X(Add, "add")                                                \
+  X(Sub, "sub")                                                \
+  X(Mul, "mul")                                                \
+  X(Div, "div")                                                \
+  X(Pow, "pow")                                                \
+  X(Minimum, "minimum")                                        \
+  X(Maximum, "maximum")                                        \
+  X(Relu, "relu")                                              \
+  X(Sigmoid, "sigmoid")                                        \
+  X(Tanh, "tanh")                                              \
+  X(Exp, "exp")                                                \
+  X(Log, "log")                                                \
+  X(Neg, "neg")                                                \
+  X(Sqrt, "sqrt")                                              \
+  X(Gelu, "gelu")                                              \
+  X(Abs, "abs")                                                \
+  X(Reciprocal, "reciprocal")                                  \
+  X(Rsqrt, "rsqrt")                                            \
+  X(Erf, "erf")                                                \
+  X(Sin, "sin")                                                \
+  X(Cos, "cos")                                                \
+  X(Floor, "floor")                                            \
+  X(Ceil, "ceil")                                              \
+  X(Round, "round")                                            \
+  X(Sign, "sign")                                              \
+  X(Silu, "silu")                                              \
+  X(Hardsigmoid, "hardsigmoid")                                \
+  X(Hardswish, "hardswish")                                    \
+  X(LeakyRelu, "leaky_relu")                                   \
+  X(Elu, "elu")                                                \
+  X(Softplus, "softplus")                                      \
+  X(Clamp, "clamp")                                            \
+  X(Softmax, "softmax")                                        \
+  X(LogSoftmax, "log_softmax")                                 \
+  X(LayerNorm, "layer_norm")                                   \
+  X(Sum, "sum")                                                \
+  X(Mean, "mean")                                              \
+  X(Max, "max")                                                \
+  X(Reshape, "reshape")                                        \
+  X(Transpose, "transpose")                                    \
+  X(Concat, "concat")                                          \
+  X(Embedding, "embedding")                                    \
+  X(To, "to")                                                  \
+  X(MseLoss, "mse_loss")                                       \
+  X(CrossEntropy, "cross_entropy")                             \
+  X(Copy, "copy")                                              \
+  X(Slice, "slice")                                            \
+  X(Eq, "eq")                                                  \
+  X(Ne, "ne")                                                  \
+  X(Lt, "lt")                                                  \
+  X(Le, "le")                                                  \
+  X(Gt, "gt")                                                  \
+  X(Ge, "ge")                                                  \
+  X(LogicalAnd, "logical_and")                                 \
+  X(LogicalOr, "logical_or")                                   \
+  X(LogicalNot, "logical_not")                                 \
+  X(Where, "where")                                            \
+  X(MaskedFill, "masked_fill")                                 \
+  X(Cast, "cast")                                              \
+  X(ScaledDotProductAttention, "scaled_dot_product_attention") \
+  /* data movement (format 1.1) */                             \
+  X(Split, "split")                                            \
+  X(Chunk, "chunk")                                            \
+  X(Squeeze, "squeeze")                                        \
+  X(Unsqueeze, "unsqueeze")                                    \
+  X(Flatten, "flatten")                                        \
+  X(Expand, "expand")                                          \
+  X(Triu, "triu")                                              \
+  X(Tril, "tril")                                              \
+  X(Gather, "gather")                                          \
+  X(IndexSelect, "index_select")                               \
+  X(OneHot, "one_hot")                                         \
+  X(Pad, "pad")                                                \
+  X(Repeat, "repeat")                                          \
+  X(Cumsum, "cumsum")
 
 enum class OpKind {
 #define GXC_ENUM(id, name) id,
@@ -103,9 +118,15 @@ struct OpSchema {
 const OpSchema& opSchema(OpKind kind);
 std::string_view opName(OpKind kind);
 std::optional<OpKind> parseOpKind(std::string_view name);
-// Whether a model file may use the op: not `param` (params are declared) nor the ops that
-// only the compiler introduces (`copy`, `slice`).
+// Whether a model file may use the op: not `param` (params are declared) nor `copy`, which
+// only the compiler introduces. (`slice` is both: a model layer, and how the compiler cuts
+// batches and unpacks batched transfers.)
 bool isModelOp(OpKind kind);
+// Layers with several results (`split`, `chunk`): the frontend lowers each into one `slice`
+// per result, so they never appear in the IR.
+bool isMultiResultLayer(OpKind kind);
+// Ops whose result is their operand's bytes seen with another shape (ir/kernel_steps.h).
+bool isReshapeView(OpKind kind);  // reshape squeeze unsqueeze flatten
 // Names of the ops a model file may use, sorted, for "unknown op" messages.
 std::vector<std::string_view> modelOpNames();
 

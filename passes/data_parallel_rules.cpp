@@ -82,6 +82,38 @@ bool rowWise(const Op& op, const std::vector<bool>& batched) {
         if (!isBatched(batched, i)) return false;
       return !axisIsRows(op.attrs.getInt("axis", 0), x.rank());
     }
+    // Views and copies that keep dim 0 where it is: not a squeeze that may drop it (a shard of
+    // one row would lose it), not a dim inserted before it, not a flatten that merges it.
+    case OpKind::Squeeze:
+      return op.attrs.has("axis") && !axisIsRows(op.attrs.getInt("axis", 0), x.rank());
+    case OpKind::Unsqueeze:
+      return normalizeAxis(op.attrs.getInt("axis", 0), x.rank() + 1).value_or(0) != 0;
+    case OpKind::Flatten:
+      return !axisIsRows(op.attrs.getInt("start_dim", 0), x.rank());
+    case OpKind::Expand: {
+      // Only with -1 for dim 0: a shard has fewer rows than a size written out.
+      const std::vector<int64_t> shape = *op.attrs.getIntList("shape");
+      return static_cast<int64_t>(shape.size()) == x.rank() && shape[0] == -1;
+    }
+    case OpKind::Triu:
+    case OpKind::Tril:  // on the last two dims: rows are a batch dim before them
+      return x.rank() >= 3;
+    case OpKind::IndexSelect:  // picks along another axis, the same for every row
+      return onlyFirstBatched() && !axisIsRows(op.attrs.getInt("axis", 0), x.rank());
+    case OpKind::OneHot:  // a row of classes per index
+      return onlyFirstBatched();
+    case OpKind::Cumsum:  // sums along another axis than the rows
+      return !axisIsRows(op.attrs.getInt("axis", 0), x.rank());
+    case OpKind::Pad: {  // pairs for the last dims first: none of them may pad dim 0
+      const std::vector<int64_t> pads = *op.attrs.getIntList("pad");
+      size_t pairOfRows = static_cast<size_t>(x.rank() - 1);
+      return pads.size() / 2 <= pairOfRows ||
+             (pads[2 * pairOfRows] == 0 && pads[2 * pairOfRows + 1] == 0);
+    }
+    case OpKind::Repeat: {  // dim 0 repeated once, and no new dim before it
+      const std::vector<int64_t> repeats = *op.attrs.getIntList("repeats");
+      return static_cast<int64_t>(repeats.size()) == x.rank() && repeats[0] == 1;
+    }
     case OpKind::Embedding:  // a lookup per index
       return onlyFirstBatched();
     case OpKind::ScaledDotProductAttention: {

@@ -5,6 +5,7 @@
 #include <numbers>
 #include <optional>
 
+#include "ir/infer_type.h"
 #include "ir/param_shard.h"
 #include "ir/progress.h"
 
@@ -147,19 +148,28 @@ Tensor defaultInput(const Graph& graph, const Value& input, int64_t seed) {
     return tensor;
   }
   // The readers that bound the values, looking through the copies, slices and `to`s that
-  // placement puts between an input and the layers that read it.
+  // placement puts between an input and the layers that read it, and the reshapes and concats
+  // of batch-transfers (a concat packs other inputs too: the bound is then one for all).
   int64_t bound = 0;
   std::vector<const Value*> pending = {&input};
   while (!pending.empty()) {
     const Value* value = pending.back();
     pending.pop_back();
     for (const Op* user : graph.users(value)) {
-      if (user->kind == OpKind::Copy || user->kind == OpKind::Slice || user->kind == OpKind::To)
+      if (user->kind == OpKind::Copy || user->kind == OpKind::Slice || user->kind == OpKind::To ||
+          user->kind == OpKind::Reshape || user->kind == OpKind::Concat)
         pending.push_back(user->result);
       int64_t limit = 0;
       if (user->kind == OpKind::Embedding) limit = user->attrs.getInt("num_embeddings", 0);
       if (user->kind == OpKind::CrossEntropy && user->operands[1] == value)
         limit = user->operands[0]->type.shape.at(1);
+      if ((user->kind == OpKind::Gather || user->kind == OpKind::IndexSelect) &&
+          user->operands[1] == value) {
+        const TensorType& x = user->operands[0]->type;
+        limit = x.shape.at(
+            static_cast<size_t>(*normalizeAxis(user->attrs.getInt("axis", 0), x.rank())));
+      }
+      if (user->kind == OpKind::OneHot) limit = user->attrs.getInt("num_classes", 0);
       if (limit > 0) bound = bound == 0 ? limit : std::min(bound, limit);
     }
   }

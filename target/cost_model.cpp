@@ -157,20 +157,17 @@ double kernelSeconds(const std::vector<const Op*>& ops, int64_t bytes, const Dev
   return math + generatedBytes / costs.hostMemoryBytesPerSecond + costs.hostOpSeconds;
 }
 
-bool isRowView(const Op& op) {
-  return op.kind == OpKind::Reshape ||
-         (op.kind == OpKind::Slice && op.attrs.getInt("axis", 0) == 0);
-}
+bool isRowView(const Op& op) { return stepKindOf(op) == StepKind::View; }
 
 }  // namespace
 
 double simOpSeconds(const Op& op, const Device& device, const CostTable& costs) {
   GXC_CHECK(op.kind != OpKind::Param && op.kind != OpKind::Copy,
             "layer '{}': simOpSeconds of a {} op", op.layerName(), opName(op.kind));
-  // A reshape, and a slice of whole rows, are views of contiguous memory on every platform
-  // (as torch.Tensor.view and narrow(0, ...) are; ir/kernel_steps.h, StepKind::View): no
-  // kernel, no copy, no time. A slice along another axis is materialized, a kernel that
-  // copies its bytes, priced as one below.
+  // A reshape (squeeze, unsqueeze, flatten), and a slice of whole rows, are views of contiguous
+  // memory on every platform (as torch.Tensor.view and narrow(0, ...) are; ir/kernel_steps.h,
+  // StepKind::View): no kernel, no copy, no time. A slice along another axis is materialized, a
+  // kernel that copies its bytes, priced as one below.
   if (isRowView(op)) return 0;
   return kernelSeconds({&op}, opTrafficBytes(op), device, costs);
 }

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "ir/diagnostic.h"
+#include "ir/infer_type.h"
 #include "runtime/host/cpu_gemm.h"
 
 namespace gxc {
@@ -34,6 +35,8 @@ void checkResultType(const Op& root, const TensorView& result) {
 const Value* dataIndexOperand(const Op& op) {
   if (op.kind == OpKind::Embedding) return op.operands[0];
   if (op.kind == OpKind::CrossEntropy) return op.operands[1];
+  if (op.kind == OpKind::Gather || op.kind == OpKind::IndexSelect) return op.operands[1];
+  if (op.kind == OpKind::OneHot) return op.operands[0];
   return nullptr;
 }
 
@@ -45,6 +48,19 @@ void checkDataIndices(const Op& op, const ConstTensorView& indices) {
       if (row < 0 || row >= rows)
         runtimeError(op.loc, "layer '{}': embedding index {} is out of range [0, {})",
                      op.layerName(), row, rows);
+    }
+  }
+  if (op.kind == OpKind::Gather || op.kind == OpKind::IndexSelect || op.kind == OpKind::OneHot) {
+    // torch refuses negative indices here too (gather's "index -1 is out of bounds").
+    int64_t bound = op.kind == OpKind::OneHot
+                        ? op.attrs.getInt("num_classes", 0)
+                        : op.operands[0]->type.shape.at(static_cast<size_t>(*normalizeAxis(
+                              op.attrs.getInt("axis", 0), op.operands[0]->type.rank())));
+    for (int64_t i = 0; i < indices.numel(); ++i) {
+      int64_t at = indices.loadInt(i);
+      if (at < 0 || at >= bound)
+        runtimeError(op.loc, "layer '{}': {} index {} is out of range [0, {})", op.layerName(),
+                     opName(op.kind), at, bound);
     }
   }
   if (op.kind == OpKind::CrossEntropy) {

@@ -61,6 +61,16 @@ Tensor concatOp(const Op& op, const Operands& operands);
 Tensor sliceOp(const Op& op, const Operands& operands);
 Tensor copyOp(const Op& op, const Operands& operands);
 Tensor embeddingOp(const Op& op, const Operands& operands);
+// reference_movement_more.cpp
+Tensor expandOp(const Op& op, const Operands& operands);
+Tensor triangleOp(const Op& op, const Operands& operands);  // triu and tril
+// reference_indexing.cpp
+Tensor gatherOp(const Op& op, const Operands& operands);
+Tensor indexSelectOp(const Op& op, const Operands& operands);
+Tensor oneHotOp(const Op& op, const Operands& operands);
+Tensor padOp(const Op& op, const Operands& operands);
+Tensor repeatOp(const Op& op, const Operands& operands);
+Tensor cumsumOp(const Op& op, const Operands& operands);
 // reference_loss.cpp
 Tensor mseLossOp(const Op& op, const Operands& operands);
 Tensor crossEntropyOp(const Op& op, const Operands& operands);

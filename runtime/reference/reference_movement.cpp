@@ -1,4 +1,5 @@
-// Reference kernels of the data movement ops: reshape, transpose, concat, to, embedding.
+// Reference kernels of the data movement ops: reshape (and the views squeeze, unsqueeze and
+// flatten), transpose, slice, concat, to, embedding.
 // They copy elements bit for bit, never through float, so i64 and f16 survive unchanged.
 #include <cstdint>
 #include <cstring>
@@ -21,8 +22,9 @@ Tensor reshapeOp(const Op& op, const Operands& operands) {
   checkOperandCount(op, operands, 1, 1);
   const Tensor& x = *operands[0];
   checkSameDtype(op, x);
-  // The `shape` attribute (with its -1) was resolved by shape inference; row-major data
-  // is the same for every shape with as many elements.
+  // The `shape` attribute (with its -1), and the dims squeeze, unsqueeze and flatten drop,
+  // add or merge, were resolved by shape inference; row-major data is the same for every
+  // shape with as many elements.
   const Shape& shape = op.result->type.shape;
   GXC_CHECK(checkedNumel(shape) == x.numel(), "layer '{}': reshape of {} to {}", op.layerName(),
             shapeString(x.shape()), shapeString(shape));
@@ -66,15 +68,18 @@ Tensor sliceOp(const Op& op, const Operands& operands) {
   const Tensor& x = *operands[0];
   int64_t axis = normalizeAxis(op, op.attrs.getInt("axis", 0), x.rank());
   int64_t start = op.attrs.getInt("start", 0), end = op.attrs.getInt("end", 0);
-  GXC_CHECK(0 <= start && start < end && end <= x.shape()[axis], "layer '{}': slice [{}, {}) of {}",
-            op.layerName(), start, end, shapeString(x.shape()));
+  int64_t step = op.attrs.getInt("step", 1);
+  GXC_CHECK(0 <= start && start < end && end <= x.shape()[axis] && step >= 1,
+            "layer '{}': slice [{}:{}:{}] of {}", op.layerName(), start, end, step,
+            shapeString(x.shape()));
   Shape shape = x.shape();
-  shape[axis] = end - start;
+  shape[axis] = (end - start + step - 1) / step;
   Tensor result = makeResult(op, shape);
-  // Element i of the result is the element of x at the same coordinates, shifted by start.
+  // Element i of the result is the element of x at the same coordinates but along the axis,
+  // where result coordinate c is x's start + c * step.
   for (int64_t i = 0; i < result.numel(); ++i) {
     Coords coords = unravelIndex(i, shape);
-    coords[axis] += start;
+    coords[axis] = start + coords[axis] * step;
     copyElement(x, ravelIndex(coords, x.shape()), result, i);
   }
   return result;

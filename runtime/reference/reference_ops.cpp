@@ -30,7 +30,27 @@ Tensor evaluateReferenceOp(const Op& op, const std::vector<const Tensor*>& opera
     case OpKind::Max:
       return reduceOp(op, operands);
     case OpKind::Reshape:
+    case OpKind::Squeeze:
+    case OpKind::Unsqueeze:
+    case OpKind::Flatten:
       return reshapeOp(op, operands);
+    case OpKind::Expand:
+      return expandOp(op, operands);
+    case OpKind::Triu:
+    case OpKind::Tril:
+      return triangleOp(op, operands);
+    case OpKind::Gather:
+      return gatherOp(op, operands);
+    case OpKind::IndexSelect:
+      return indexSelectOp(op, operands);
+    case OpKind::OneHot:
+      return oneHotOp(op, operands);
+    case OpKind::Pad:
+      return padOp(op, operands);
+    case OpKind::Repeat:
+      return repeatOp(op, operands);
+    case OpKind::Cumsum:
+      return cumsumOp(op, operands);
     case OpKind::Transpose:
       return transposeOp(op, operands);
     case OpKind::Concat:
