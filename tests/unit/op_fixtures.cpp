@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <stdexcept>
 
 #include <gtest/gtest.h>
@@ -74,6 +75,17 @@ Attrs toAttrs(const json& j) {
   return attrs;
 }
 
+// A float element: a JSON number, or "nan", "inf" or "-inf" (JSON has no such numbers).
+double floatElement(const nlohmann::json& element) {
+  if (!element.is_string()) return element.get<double>();
+  const std::string text = element.get<std::string>();
+  if (text == "nan") return std::numeric_limits<double>::quiet_NaN();
+  if (text == "inf" || text == "-inf")
+    return text == "inf" ? std::numeric_limits<double>::infinity()
+                         : -std::numeric_limits<double>::infinity();
+  throw std::runtime_error("fixture element '" + text + "' is not a number");
+}
+
 Tensor toTensor(const FixtureTensor& t) {
   Tensor tensor(t.dtype, t.shape);
   for (int64_t i = 0; i < tensor.numel(); ++i) {
@@ -81,7 +93,7 @@ Tensor toTensor(const FixtureTensor& t) {
     if (isInteger(t.dtype))
       tensor.storeInt(i, t.data.at(i).get<int64_t>());
     else
-      tensor.storeFloat(i, t.data.at(i).get<float>());
+      tensor.storeFloat(i, static_cast<float>(floatElement(t.data.at(i))));
   }
   return tensor;
 }
@@ -99,7 +111,15 @@ void expectMatchesFixture(const Tensor& got, const FixtureTensor& want) {
       EXPECT_EQ(got.loadInt(i), want.data.at(i).get<int64_t>()) << "element " << i;
       continue;
     }
-    double expected = want.data.at(i).get<double>();
+    double expected = floatElement(want.data.at(i));
+    if (std::isnan(expected)) {
+      EXPECT_TRUE(std::isnan(got.loadFloat(i))) << "element " << i << ": " << got.loadFloat(i);
+      continue;
+    }
+    if (std::isinf(expected)) {
+      EXPECT_EQ(got.loadFloat(i), expected) << "element " << i;
+      continue;
+    }
     EXPECT_NEAR(got.loadFloat(i), expected, fixtureTolerance(want.dtype, expected))
         << "element " << i;
   }
