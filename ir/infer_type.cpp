@@ -2,31 +2,15 @@
 
 #include <algorithm>
 
+#include "ir/infer_type_rules.h"
+
 namespace gxc {
 namespace {
 
-// Every message starts with the layer and the op, so the user can find it in the model.
-template <typename... Args>
-[[noreturn]] void fail(const Op& op, fmt::format_string<Args...> format, Args&&... args) {
-  modelError(op.loc, "layer '{}': {}: {}", op.layerName(), opName(op.kind),
-             fmt::format(format, std::forward<Args>(args)...));
-}
-
-const TensorType& operandType(const Op& op, size_t i) {
-  GXC_CHECK(op.operands[i]->type.known, "operand {} of '{}' has no inferred type", i,
-            op.layerName());
-  return op.operands[i]->type;
-}
-
-void requireFloat(const Op& op, const TensorType& type) {
-  if (!isFloat(type.dtype))
-    fail(op, "needs a floating-point operand, got {}", type.withoutDevice());
-}
-
-void requireSameDType(const Op& op, const TensorType& a, const TensorType& b) {
-  if (a.dtype != b.dtype)
-    fail(op, "operand dtypes differ: {} and {}", a.withoutDevice(), b.withoutDevice());
-}
+using rules::fail;
+using rules::operandType;
+using rules::requireFloat;
+using rules::requireSameDType;
 
 int64_t axisOrFail(const Op& op, int64_t axis, const TensorType& type) {
   auto normalized = normalizeAxis(axis, type.rank());
@@ -87,20 +71,6 @@ Shape linear(const Op& op) {
   Shape shape = x.shape;
   shape.back() = out;
   return shape;
-}
-
-Shape layerNorm(const Op& op) {
-  const TensorType& x = operandType(op, 0);
-  requireFloat(op, x);
-  if (x.rank() < 1) fail(op, "needs at least one dimension, got {}", x.withoutDevice());
-  for (size_t i = 1; i < op.operands.size(); ++i) {
-    const TensorType& p = operandType(op, i);
-    requireSameDType(op, x, p);
-    if (p.shape != Shape{x.shape.back()})
-      fail(op, "{} is {}, expected {}", i == 1 ? "weight" : "bias", p.withoutDevice(),
-           shapeString({x.shape.back()}));
-  }
-  return x.shape;
 }
 
 Shape reduction(const Op& op) {
@@ -213,42 +183,48 @@ Shape embedding(const Op& op) {
   return shape;
 }
 
-Shape lossShape(const Op& op, const Shape& perElement) {
-  std::string reduction = op.attrs.getString("reduction", "mean");
-  if (reduction == "none") return perElement;
-  if (reduction == "mean" || reduction == "sum") return {};
-  fail(op, "reduction must be mean, sum or none, got '{}'", reduction);
-}
-
-Shape mseLoss(const Op& op) {
-  const TensorType& pred = operandType(op, 0);
-  const TensorType& target = operandType(op, 1);
-  requireFloat(op, pred);
-  requireSameDType(op, pred, target);
-  if (pred.shape != target.shape)
-    fail(op, "pred {} and target {} differ in shape", pred.withoutDevice(), target.withoutDevice());
-  return lossShape(op, pred.shape);
-}
-
-Shape crossEntropy(const Op& op) {
-  const TensorType& logits = operandType(op, 0);
-  const TensorType& target = operandType(op, 1);
-  requireFloat(op, logits);
-  if (logits.rank() != 2) fail(op, "logits must be [N, C], got {}", logits.withoutDevice());
-  if (!isInteger(target.dtype) || target.shape != Shape{logits.shape[0]})
-    fail(op, "target must be i64[{}] class indices for logits {}, got {}", logits.shape[0],
-         logits.withoutDevice(), target.withoutDevice());
-  if (op.operands.size() == 3) {
-    const TensorType& weight = operandType(op, 2);
-    requireSameDType(op, logits, weight);
-    if (weight.shape != Shape{logits.shape[1]})
-      fail(op, "weight is {}, expected {} (one per class)", weight.withoutDevice(),
-           shapeString({logits.shape[1]}));
-  }
-  return lossShape(op, {logits.shape[0]});
-}
-
 }  // namespace
+
+Shape normalizedShapeOf(const Attrs& attrs, const Shape& x) {
+  if (auto given = attrs.getAxes("normalized_shape")) return *given;
+  return x.empty() ? Shape{} : Shape{x.back()};
+}
+
+double rmsNormDefaultEps(DType dtype) {
+  switch (dtype) {
+    case DType::F16:
+      return 0x1p-10;
+    case DType::BF16:
+      return 0x1p-7;
+    case DType::F32:
+      return 0x1p-23;
+    case DType::I32:
+    case DType::I64:
+      break;
+  }
+  GXC_CHECK(false, "rms_norm of {}", dtypeName(dtype));
+  return 0;
+}
+
+namespace rules {
+
+const TensorType& operandType(const Op& op, size_t i) {
+  GXC_CHECK(op.operands[i]->type.known, "operand {} of '{}' has no inferred type", i,
+            op.layerName());
+  return op.operands[i]->type;
+}
+
+void requireFloat(const Op& op, const TensorType& type) {
+  if (!isFloat(type.dtype))
+    fail(op, "needs a floating-point operand, got {}", type.withoutDevice());
+}
+
+void requireSameDType(const Op& op, const TensorType& a, const TensorType& b) {
+  if (a.dtype != b.dtype)
+    fail(op, "operand dtypes differ: {} and {}", a.withoutDevice(), b.withoutDevice());
+}
+
+}  // namespace rules
 
 std::optional<Shape> broadcastShapes(const Shape& a, const Shape& b) {
   size_t rank = std::max(a.size(), b.size());
@@ -301,12 +277,25 @@ TensorType inferResultType(const Op& op) {
       result.shape = first.shape;
       break;
     case OpKind::LayerNorm:
-      result.shape = layerNorm(op);
+    case OpKind::RmsNorm:
+    case OpKind::GroupNorm:
+    case OpKind::Dropout:
+      result.shape = rules::normShape(op);
       break;
     case OpKind::Sum:
     case OpKind::Mean:
     case OpKind::Max:
+    case OpKind::Min:
+    case OpKind::Prod:
+    case OpKind::Logsumexp:
+    case OpKind::Var:
+    case OpKind::Std:
       result.shape = reduction(op);
+      break;
+    case OpKind::Argmax:
+    case OpKind::Argmin:
+      result.shape = reduction(op);
+      result.dtype = DType::I64;  // torch.argmax's indices
       break;
     case OpKind::Reshape:
       result.shape = reshape(op);
@@ -329,10 +318,12 @@ TensorType inferResultType(const Op& op) {
       result.shape = first.shape;
       break;
     case OpKind::MseLoss:
-      result.shape = mseLoss(op);
-      break;
     case OpKind::CrossEntropy:
-      result.shape = crossEntropy(op);
+    case OpKind::NllLoss:
+    case OpKind::BceWithLogits:
+    case OpKind::L1Loss:
+    case OpKind::SmoothL1Loss:
+      result.shape = rules::lossShape(op);
       break;
     default:
       GXC_CHECK(isElementwiseUnary(op.kind), "no shape rule for op {}", opName(op.kind));

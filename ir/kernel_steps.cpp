@@ -21,6 +21,7 @@ StepKind stepKindOf(const Op& op) {
     case OpKind::To:
       return StepKind::Copy;
     case OpKind::Reshape:
+    case OpKind::Dropout:  // the identity at inference: its operand's bytes
       return StepKind::View;
     case OpKind::Slice:
       // Along axis 0 a slice is one contiguous range of its operand's bytes.

@@ -10,6 +10,24 @@
 
 namespace gxc {
 
+// Format 1.1's reductions, losses and normalizations (a list of their own, so that the ops
+// other work adds at the end of GXC_OP_KINDS do not collide with these).
+#define GXC_OP_KINDS_REDUCTIONS_LOSSES(X)              \
+  X(Min, "min")                                        \
+  X(Prod, "prod")                                      \
+  X(Argmax, "argmax")                                  \
+  X(Argmin, "argmin")                                  \
+  X(Logsumexp, "logsumexp")                            \
+  X(Var, "var")                                        \
+  X(Std, "std")                                        \
+  X(NllLoss, "nll_loss")                               \
+  X(BceWithLogits, "binary_cross_entropy_with_logits") \
+  X(L1Loss, "l1_loss")                                 \
+  X(SmoothL1Loss, "smooth_l1_loss")                    \
+  X(RmsNorm, "rms_norm")                               \
+  X(GroupNorm, "group_norm")                           \
+  X(Dropout, "dropout")
+
 #define GXC_OP_KINDS(X)            \
   X(Param, "param")                \
   X(Matmul, "matmul")              \
@@ -60,7 +78,8 @@ namespace gxc {
   X(MseLoss, "mse_loss")           \
   X(CrossEntropy, "cross_entropy") \
   X(Copy, "copy")                  \
-  X(Slice, "slice")
+  X(Slice, "slice")                \
+  GXC_OP_KINDS_REDUCTIONS_LOSSES(X)
 
 enum class OpKind {
 #define GXC_ENUM(id, name) id,
@@ -107,6 +126,8 @@ bool isKernelAttr(std::string_view name);
 
 bool isElementwiseBinary(OpKind kind);  // add sub mul div pow minimum maximum
 bool isElementwiseUnary(OpKind kind);   // relu ... sqrt, gelu ... softplus
-bool isReduction(OpKind kind);          // sum mean max
+// sum mean max min prod argmax argmin logsumexp var std: fold the elements along `axis` (all
+// when absent) into one; argmax and argmin give i64 indices.
+bool isReduction(OpKind kind);
 
 }  // namespace gxc

@@ -127,7 +127,7 @@ double kernelSeconds(const std::vector<const Op*>& ops, int64_t bytes, const Dev
 }
 
 bool isRowView(const Op& op) {
-  return op.kind == OpKind::Reshape ||
+  return op.kind == OpKind::Reshape || op.kind == OpKind::Dropout ||
          (op.kind == OpKind::Slice && op.attrs.getInt("axis", 0) == 0);
 }
 

@@ -11,6 +11,7 @@ Tensor evaluateReferenceOp(const Op& op, const std::vector<const Tensor*>& opera
   // The elementwise ops by their class (ir/op_kinds.h), the rest one by one.
   if (isElementwiseUnary(op.kind)) return unaryOp(op, operands);
   if (isElementwiseBinary(op.kind)) return binaryOp(op, operands);
+  if (isReduction(op.kind)) return reduceOp(op, operands);
   switch (op.kind) {
     case OpKind::Param:
       GXC_CHECK(false, "layer '{}': params are materialized, not evaluated", op.layerName());
@@ -24,10 +25,6 @@ Tensor evaluateReferenceOp(const Op& op, const std::vector<const Tensor*>& opera
       return softmaxOp(op, operands);
     case OpKind::LayerNorm:
       return layerNormOp(op, operands);
-    case OpKind::Sum:
-    case OpKind::Mean:
-    case OpKind::Max:
-      return reduceOp(op, operands);
     case OpKind::Reshape:
       return reshapeOp(op, operands);
     case OpKind::Transpose:
@@ -42,9 +39,19 @@ Tensor evaluateReferenceOp(const Op& op, const std::vector<const Tensor*>& opera
     case OpKind::Embedding:
       return embeddingOp(op, operands);
     case OpKind::MseLoss:
-      return mseLossOp(op, operands);
+    case OpKind::L1Loss:
+    case OpKind::SmoothL1Loss:
+    case OpKind::BceWithLogits:
+      return elementwiseLossOp(op, operands);
+    case OpKind::NllLoss:
     case OpKind::CrossEntropy:
-      return crossEntropyOp(op, operands);
+      return classIndexLossOp(op, operands);
+    case OpKind::RmsNorm:
+      return rmsNormOp(op, operands);
+    case OpKind::GroupNorm:
+      return groupNormOp(op, operands);
+    case OpKind::Dropout:  // identity at inference, as nn.Dropout in eval mode
+      return copyOp(op, operands);
     default:
       break;
   }
