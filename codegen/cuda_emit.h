@@ -2,10 +2,11 @@
 // of dtypes, literals, index arithmetic with baked shapes, the elementwise expression of an
 // op, the kernel's argument pointers) and the families themselves, one file each:
 // cuda_source_elementwise.cpp (elementwise chains, GEMM epilogues), cuda_source_rows.cpp
-// (reductions, softmax, layer_norm, each with its elementwise prologue and tail),
-// cuda_source_movement.cpp (transpose, slice, concat, embedding, expand, triu, tril),
-// cuda_source_indexing.cpp (gather, index_select, one_hot, pad, repeat, cumsum) and
-// cuda_source_loss.cpp (mse_loss, cross_entropy). Only cuda_source.cpp calls the families.
+// (reductions, softmax, the normalizations of cuda_source_norm.cpp, each with its elementwise
+// prologue and tail), cuda_source_movement.cpp (transpose, slice, concat, embedding, expand,
+// triu, tril), cuda_source_indexing.cpp (gather, index_select, one_hot, pad, repeat, cumsum),
+// cuda_source_loss.cpp (the losses) and cuda_source_attention.cpp. Only cuda_source.cpp calls
+// the families.
 #pragma once
 
 #include <cstdint>
@@ -108,6 +109,29 @@ std::string elementwiseTail(const std::vector<const Op*>& members, const Value* 
 std::string gridStrideLoop(const std::string& index, int64_t count, const std::string& indent);
 LaunchShape gpuElementwiseLaunch(int64_t count);
 LaunchShape gpuRowLaunch(int64_t rows, int64_t rowLength);
+
+// Row kernels (cuda_source_rows.cpp). How the anchor reads its input, per row: set up once
+// per row (`rowSetup`), then the flat index of the row's element `k` (`elementIndex`), for k
+// in [0, length).
+struct RowLayout {
+  int64_t rows = 0;
+  int64_t length = 0;
+  std::string rowSetup;
+  std::string elementIndex;  // an expression of `row` (through rowSetup) and `k`
+};
+// A loop of the block's threads over the row's elements, reading x (the prologue, evaluated at
+// the flat index `at`, then its value) at each.
+std::string rowLoop(const RowLayout& layout, const ElementwiseCode& x,
+                    const std::string& statement);
+// What a normalization anchor (layer_norm, rms_norm, group_norm; cuda_source_norm.cpp)
+// computes per row: `stats`, statements after the row setup, then `anchorValue`, the f32
+// value at element k of the row, an expression of the row's x there (`xk`), `k` and `at`.
+struct RowStats {
+  RowLayout layout;
+  std::string stats;
+  std::string anchorValue;
+};
+RowStats normRowStats(const Op& anchor, const ElementwiseCode& x, const KernelArgs& args);
 
 // The families.
 KernelBody elementwiseKernel(const KernelStep& step, const KernelArgs& args);

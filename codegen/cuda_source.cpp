@@ -21,7 +21,7 @@ using cuda::KernelBody;
 
 bool isRowAnchor(OpKind kind) {
   return isReduction(kind) || kind == OpKind::Softmax || kind == OpKind::LogSoftmax ||
-         kind == OpKind::LayerNorm;
+         kind == OpKind::LayerNorm || kind == OpKind::RmsNorm || kind == OpKind::GroupNorm;
 }
 
 bool isMovement(OpKind kind) {

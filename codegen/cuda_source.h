@@ -3,8 +3,8 @@
 //
 // What it does: every step of the graph (ir/kernel_steps.h) that is not a GEMM, a copy,
 // a param or a view gets one generated kernel: a lone op (every elementwise op, softmax,
-// log_softmax, layer_norm, sum/mean/max, transpose, concat, slice off axis 0, embedding,
-// mse_loss, cross_entropy) or a whole fused kernel (elementwise ops; one anchor with the
+// log_softmax, layer_norm, rms_norm, group_norm, the reductions, transpose, concat, slice off
+// axis 0, embedding, the losses) or a whole fused kernel (elementwise ops; one anchor with the
 // elementwise prologue that computes its input and the tail that reads its result). A GEMM
 // with a fused epilogue (bias, relu, gelu) gets its epilogue as a generated elementwise
 // kernel, which the host applies after its BLAS GEMM (GPUs let cuBLASLt apply it instead).

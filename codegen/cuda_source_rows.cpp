@@ -1,8 +1,8 @@
-// Row kernels: an anchor that folds many elements into each of its results (sum, mean, max
-// over any axes; softmax and log_softmax along an axis; layer_norm over the last dim), with
-// the elementwise members fused around it. One block per row (grid-stride over rows): the
-// block's threads share the row's work and meet in gxc_block_sum / gxc_block_max, so the same
-// body runs one thread per block on the host.
+// Row kernels: an anchor that folds many elements into each of its results (the reductions,
+// ir/op_kinds.h isReduction, over any axes; softmax and log_softmax along an axis; layer_norm over
+// the last dim), with the elementwise members fused around it. One block per row (grid-stride over
+// rows): the block's threads share the row's work and meet in gxc_block_sum / gxc_block_max, so the
+// same body runs one thread per block on the host.
 //
 // A row of a reduction is one result element and the elements folded into it; a row of the
 // normalizations is one vector along the axis. The members split in two (ir/fused_kernel.h):
@@ -19,6 +19,7 @@
 //     at the root's index.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 #include "codegen/cuda_emit.h"
@@ -27,15 +28,6 @@
 
 namespace gxc::cuda {
 namespace {
-
-// How the anchor reads its input, per row: set up once per row (`rowSetup`), then the flat
-// index of the row's element `k` (`elementIndex`), for k in [0, length).
-struct RowLayout {
-  int64_t rows = 0;
-  int64_t length = 0;
-  std::string rowSetup;
-  std::string elementIndex;  // an expression of `row` (through rowSetup) and `k`
-};
 
 RowLayout reductionLayout(const Op& op) {
   const Shape& shape = op.operands[0]->type.shape;
@@ -86,21 +78,6 @@ RowLayout axisLayout(const Op& op, int64_t axis) {
   return layout;
 }
 
-// How the anchor reads x at the flat index `at`: `statements` (the prologue at `at`; none
-// without one), then `value`, an f32 expression.
-using InputRead = ElementwiseCode;
-
-// A loop of the block's threads over the row's elements, reading x at each.
-std::string rowLoop(const RowLayout& layout, const InputRead& x, const std::string& statement) {
-  return fmt::format(
-      "    for (gxc_i64 k = threadIdx.x; k < {}; k += blockDim.x) {{\n"
-      "      const gxc_i64 at = {};\n"
-      "{}"
-      "      {}\n"
-      "    }}\n",
-      intLiteral(layout.length), layout.elementIndex, x.statements, statement);
-}
-
 // The members of `step` that `value` is computed from without passing through `stop`, in
 // program order (`stop`'s result, when `value` reads it, is given to whoever evaluates them).
 std::vector<const Op*> membersFeeding(const KernelStep& step, const Value* value,
@@ -142,6 +119,18 @@ std::string rootIndexOf(const Shape& anchor, const Shape& root, const std::strin
 
 }  // namespace
 
+// A loop of the block's threads over the row's elements, reading x at each.
+std::string rowLoop(const RowLayout& layout, const ElementwiseCode& x,
+                    const std::string& statement) {
+  return fmt::format(
+      "    for (gxc_i64 k = threadIdx.x; k < {}; k += blockDim.x) {{\n"
+      "      const gxc_i64 at = {};\n"
+      "{}"
+      "      {}\n"
+      "    }}\n",
+      intLiteral(layout.length), layout.elementIndex, x.statements, statement);
+}
+
 KernelBody rowKernel(const KernelStep& step, const Op& anchor, const KernelArgs& args) {
   const Value* root = step.root()->result;
   const Value* x = anchor.operands[0];
@@ -153,7 +142,7 @@ KernelBody rowKernel(const KernelStep& step, const Op& anchor, const KernelArgs&
   GXC_CHECK(placed.size() == step.ops.size(),
             "kernel {}: a member is in neither the prologue nor the tail of '{}'", step.kernelAttr,
             anchor.layerName());
-  const InputRead read = elementwiseValue(prologue, x, args, {}, "at", "      ", "p");
+  const ElementwiseCode read = elementwiseValue(prologue, x, args, {}, "at", "      ", "p");
   const std::string& load = read.value;
   int64_t fiber = root->type.numel() / anchor.result->type.numel();
   std::string stats, anchorValue, tailLoop;
@@ -176,6 +165,59 @@ KernelBody rowKernel(const KernelStep& step, const Op& anchor, const KernelArgs&
               "    m = gxc_block_max(m);\n";
       anchorValue = "m";
       break;
+    case OpKind::Min:
+      layout = reductionLayout(anchor);
+      stats = "    float m = -gxc_neg_inf();\n" +
+              rowLoop(layout, read, "m = gxc_min(m, " + load + ");") +
+              "    m = gxc_block_min(m);\n";
+      anchorValue = "m";
+      break;
+    case OpKind::Prod:
+      layout = reductionLayout(anchor);
+      stats = "    double acc = 1.0;\n" + rowLoop(layout, read, "acc *= (double)" + load + ";") +
+              "    acc = gxc_block_prod(acc);\n";
+      anchorValue = "(float)acc";
+      break;
+    case OpKind::Argmax:
+    case OpKind::Argmin: {
+      layout = reductionLayout(anchor);
+      // k runs upwards in each thread, so a thread keeps its first best; gxc_block_arg then
+      // prefers the lower index among the threads' equals.
+      std::string largest = anchor.kind == OpKind::Argmax ? "true" : "false";
+      stats = "    float best = 0.0f;\n    gxc_i64 best_k = -1;\n" +
+              rowLoop(layout, read,
+                      fmt::format("{{ const float v = {}; if (gxc_arg_better(v, k, best, best_k, "
+                                  "{})) {{ best = v; best_k = k; }} }}",
+                                  load, largest)) +
+              fmt::format("    best_k = gxc_block_arg(best, best_k, {});\n", largest);
+      break;
+    }
+    case OpKind::Logsumexp:
+      layout = reductionLayout(anchor);
+      // torch's: the max subtracted for stability, unless it is infinite (a row of -inf is
+      // -inf, not NaN).
+      stats = "    float m = gxc_neg_inf();\n" +
+              rowLoop(layout, read, "m = gxc_max(m, " + load + ");") +
+              "    m = gxc_block_max(m);\n"
+              "    const float shift = (m == gxc_neg_inf() || m == -gxc_neg_inf()) ? 0.0f : m;\n"
+              "    double s = 0.0;\n" +
+              rowLoop(layout, read, "s += exp((double)(" + load + " - shift));") +
+              "    s = gxc_block_sum(s);\n";
+      anchorValue = "(float)(log(s) + (double)shift)";
+      break;
+    case OpKind::Var:
+    case OpKind::Std: {
+      layout = reductionLayout(anchor);
+      // torch.var: over max(0, n - correction), inf or NaN when that is 0.
+      int64_t divisor = std::max<int64_t>(0, layout.length - anchor.attrs.getInt("correction", 1));
+      stats = "    double s = 0.0;\n" + rowLoop(layout, read, "s += (double)" + load + ";") +
+              fmt::format("    const double mean = gxc_block_sum(s) / {}.0;\n", layout.length) +
+              "    double q = 0.0;\n" +
+              rowLoop(layout, read, "const double d = (double)" + load + " - mean; q += d * d;") +
+              fmt::format("    const double var = gxc_block_sum(q) / {}.0;\n", divisor);
+      anchorValue = anchor.kind == OpKind::Var ? "(float)var" : "(float)sqrt(var)";
+      break;
+    }
     case OpKind::Softmax:
     case OpKind::LogSoftmax: {
       int64_t axis = *normalizeAxis(anchor.attrs.getInt("axis", -1), x->type.rank());
@@ -191,37 +233,34 @@ KernelBody rowKernel(const KernelStep& step, const Op& anchor, const KernelArgs&
       perElement = true;
       break;
     }
-    case OpKind::LayerNorm: {
-      layout = axisLayout(anchor, x->type.rank() - 1);
-      double eps = anchor.attrs.getFloat("eps", 1e-5);
-      stats =
-          "    double s = 0.0;\n" + rowLoop(layout, read, "s += (double)" + load + ";") +
-          fmt::format("    const double mean = gxc_block_sum(s) / {}.0;\n", layout.length) +
-          "    double q = 0.0;\n" +
-          rowLoop(layout, read, "const double d = (double)" + load + " - mean; q += d * d;") +
-          fmt::format("    const double inv_std = 1.0 / sqrt(gxc_block_sum(q) / {}.0 + {:a});\n",
-                      layout.length, eps);
-      // Biased variance, as PyTorch normalizes; weight and bias are indexed by k.
-      anchorValue = "(((double)xk - mean) * inv_std)";
-      if (anchor.operands.size() >= 2) {
-        const Value* w = anchor.operands[1];
-        anchorValue =
-            fmt::format("({} * (double){})", anchorValue,
-                        loadFloat(w->type.dtype, fmt::format("in{}", args.indexOf(w)), "k"));
-      }
-      if (anchor.operands.size() >= 3) {
-        const Value* b = anchor.operands[2];
-        anchorValue =
-            fmt::format("({} + (double){})", anchorValue,
-                        loadFloat(b->type.dtype, fmt::format("in{}", args.indexOf(b)), "k"));
-      }
-      anchorValue = "(float)" + anchorValue;
+    case OpKind::LayerNorm:
+    case OpKind::RmsNorm:
+    case OpKind::GroupNorm: {
+      RowStats norm = normRowStats(anchor, read, args);
+      layout = norm.layout;
+      stats = norm.stats;
+      anchorValue = norm.anchorValue;
       perElement = true;
       break;
     }
     default:
       GXC_CHECK(false, "layer '{}': {} is not a row kernel's anchor", anchor.layerName(),
                 opName(anchor.kind));
+  }
+
+  std::string body =
+      pointerDecls(args) +
+      fmt::format("  for (gxc_i64 row = blockIdx.x; row < {}; row += gridDim.x) {{\n",
+                  intLiteral(layout.rows)) +
+      layout.rowSetup + stats;
+  LaunchShape gpu = gpuRowLaunch(layout.rows, layout.length * fiber);
+  LaunchShape host = {std::max<int64_t>(layout.rows, 1), 1};
+  if (anchor.kind == OpKind::Argmax || anchor.kind == OpKind::Argmin) {
+    // An i64 result: never fused (ir/fused_kernel.h), so the row is the result's index.
+    GXC_CHECK(step.ops.size() == 1, "kernel {}: {} with members", step.kernelAttr,
+              opName(anchor.kind));
+    body += "    if (threadIdx.x == 0) out[row] = best_k;\n  }\n";
+    return {familyName(step.ops), std::move(body), gpu, host};
   }
 
   std::map<const Value*, std::string> given{{anchor.result, "av"}};
@@ -247,15 +286,8 @@ KernelBody rowKernel(const KernelStep& step, const Op& anchor, const KernelArgs&
   }
   tailLoop += elementwiseTail(tail, root, args, given, "ri", "      ") + "    }\n";
 
-  std::string body =
-      pointerDecls(args) +
-      fmt::format("  for (gxc_i64 row = blockIdx.x; row < {}; row += gridDim.x) {{\n",
-                  intLiteral(layout.rows)) +
-      layout.rowSetup + stats + tailLoop + "  }\n";
-  return {familyName(step.ops),
-          std::move(body),
-          gpuRowLaunch(layout.rows, layout.length * fiber),
-          {std::max<int64_t>(layout.rows, 1), 1}};
+  body += tailLoop + "  }\n";
+  return {familyName(step.ops), std::move(body), gpu, host};
 }
 
 }  // namespace gxc::cuda

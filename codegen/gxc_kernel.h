@@ -70,6 +70,58 @@ GXC_FN float gxc_block_max(float v) {
   return partial[0];
 }
 
+GXC_FN float gxc_min(float a, float b) { return (a < b || a != a) ? a : b; }
+
+GXC_FN float gxc_block_min(float v) { return -gxc_block_max(-v); }
+
+// Block-wide product, as gxc_block_sum sums.
+GXC_FN double gxc_block_prod(double v) {
+  __shared__ double partial[32];
+  for (int offset = 16; offset > 0; offset >>= 1) v *= __shfl_down_sync(0xffffffffu, v, offset);
+  unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+  __syncthreads();
+  if (lane == 0) partial[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < (blockDim.x + 31u) / 32u ? partial[lane] : 1.0;
+    for (int offset = 16; offset > 0; offset >>= 1) v *= __shfl_down_sync(0xffffffffu, v, offset);
+    if (lane == 0) partial[0] = v;
+  }
+  __syncthreads();
+  return partial[0];
+}
+
+GXC_FN bool gxc_arg_better(float bv, gxc_i64 bi, float av, gxc_i64 ai, bool largest);
+
+// Block-wide argmax (largest) or argmin: every thread passes its best value and its index
+// (-1: none) and gets the block's index.
+GXC_FN gxc_i64 gxc_block_arg(float v, gxc_i64 i, bool largest) {
+  __shared__ float values[32];
+  __shared__ gxc_i64 indices[32];
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    float ov = __shfl_down_sync(0xffffffffu, v, offset);
+    gxc_i64 oi = __shfl_down_sync(0xffffffffu, i, offset);
+    if (gxc_arg_better(ov, oi, v, i, largest)) v = ov, i = oi;
+  }
+  unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+  __syncthreads();
+  if (lane == 0) values[warp] = v, indices[warp] = i;
+  __syncthreads();
+  if (warp == 0) {
+    bool has = lane < (blockDim.x + 31u) / 32u;
+    v = has ? values[lane] : 0.0f;
+    i = has ? indices[lane] : -1;
+    for (int offset = 16; offset > 0; offset >>= 1) {
+      float ov = __shfl_down_sync(0xffffffffu, v, offset);
+      gxc_i64 oi = __shfl_down_sync(0xffffffffu, i, offset);
+      if (gxc_arg_better(ov, oi, v, i, largest)) v = ov, i = oi;
+    }
+    if (lane == 0) indices[0] = i;
+  }
+  __syncthreads();
+  return indices[0];
+}
+
 #else  // the host C++ compiler
 
 #define __global__
@@ -136,6 +188,10 @@ GXC_FN float gxc_max(float a, float b) { return (a > b || a != a) ? a : b; }
 // One thread per block: its value is the block's.
 GXC_FN double gxc_block_sum(double v) { return v; }
 GXC_FN float gxc_block_max(float v) { return v; }
+GXC_FN float gxc_min(float a, float b) { return (a < b || a != a) ? a : b; }
+GXC_FN float gxc_block_min(float v) { return v; }
+GXC_FN double gxc_block_prod(double v) { return v; }
+GXC_FN gxc_i64 gxc_block_arg(float, gxc_i64 i, bool) { return i; }
 
 // Runs blocks 0 .. grid-1 of `kernel`, one after the other, on the calling thread.
 extern "C" void gxc_host_launch(void (*kernel)(GxcArgs), GxcArgs args, unsigned grid) {
@@ -217,6 +273,17 @@ GXC_FN float gxc_round_bf16(float v) { return gxc_bf16_to_f32(gxc_f32_to_bf16(v)
 
 GXC_FN float gxc_neg_inf() { return gxc_bits_float(0xff800000u); }
 GXC_FN float gxc_nan() { return gxc_bits_float(0x7fc00000u); }
+
+// Whether element (bv, bi) beats (av, ai) for argmax (largest) or argmin, as torch picks: a NaN
+// beats every number, and of equals (NaNs included) the first wins; index -1 is no element.
+GXC_FN bool gxc_arg_better(float bv, gxc_i64 bi, float av, gxc_i64 ai, bool largest) {
+  if (bi < 0) return false;
+  if (ai < 0) return true;
+  bool bnan = bv != bv, anan = av != av;
+  if (bnan || anan) return bnan && (!anan || bi < ai);
+  if (bv == av) return bi < ai;
+  return largest ? bv > av : bv < av;
+}
 
 // The elementwise functions, written as the reference interpreter writes them.
 GXC_FN float gxc_relu(float x) { return x > 0.0f ? x : 0.0f; }

@@ -23,6 +23,10 @@ std::pair<int, int> modelInputCount(OpKind kind, bool hasScalar) {
     case OpKind::CrossEntropy:
     case OpKind::Gather:
     case OpKind::IndexSelect:
+    case OpKind::NllLoss:
+    case OpKind::BceWithLogits:
+    case OpKind::L1Loss:
+    case OpKind::SmoothL1Loss:
       return {2, 2};
     case OpKind::Concat:
       return {1, -1};
@@ -31,6 +35,13 @@ std::pair<int, int> modelInputCount(OpKind kind, bool hasScalar) {
     default:
       return {1, 1};
   }
+}
+
+// The key of a loss layer that names a param it reads (a class weight), if it has one.
+const char* weightKey(OpKind kind) {
+  if (kind == OpKind::CrossEntropy || kind == OpKind::NllLoss) return "weight";
+  if (kind == OpKind::BceWithLogits) return "pos_weight";
+  return nullptr;
 }
 
 // Attributes whose value must be positive or one of a few words.
@@ -153,7 +164,7 @@ Attrs ModelBuilder::layerAttrs(const YAML::Node& layer, OpKind kind, const std::
     std::string key = entry.first.Scalar();
     bool structural = key == "name" || key == "op" || key == "inputs" ||
                       (key == "device" && kind != OpKind::To) ||
-                      (key == "weight" && kind == OpKind::CrossEntropy) ||
+                      (weightKey(kind) && key == weightKey(kind)) ||
                       (key == "outputs" && isMultiResultLayer(kind));
     if (structural) continue;
     const AttrSpec* spec = nullptr;
@@ -209,6 +220,9 @@ std::vector<Value*> ModelBuilder::createdParams(const YAML::Node& layer, OpKind 
     return addParam(paramName, TensorType::of(dtype, std::move(shape)), init, loc);
   };
   DType dtype = inputs[0]->type.dtype;
+  Attrs ones, zeros;  // nn.LayerNorm's, nn.RMSNorm's and nn.GroupNorm's initial weight and bias
+  ones.set("init", std::string("ones"));
+  zeros.set("init", std::string("zeros"));
   std::vector<Value*> params;
   if (kind == OpKind::Linear) {
     int64_t in = attrs.getInt("in_features", 0), out = attrs.getInt("out_features", 0);
@@ -217,16 +231,23 @@ std::vector<Value*> ModelBuilder::createdParams(const YAML::Node& layer, OpKind 
     double bound = 1.0 / std::sqrt(static_cast<double>(in));
     params.push_back(named("weight", dtype, {out, in}, uniform(bound)));
     if (attrs.getBool("bias", true)) params.push_back(named("bias", dtype, {out}, uniform(bound)));
-  } else if (kind == OpKind::LayerNorm && attrs.getBool("affine", true)) {
+  } else if ((kind == OpKind::LayerNorm && attrs.getBool("affine", true)) ||
+             (kind == OpKind::RmsNorm && attrs.getBool("elementwise_affine", true))) {
     const TensorType& x = inputs[0]->type;
     if (x.rank() == 0)
-      reader_.fail(layer, "layer '{}': layer_norm: needs at least one dimension, got {}", name,
-                   x.withoutDevice());
-    Attrs ones, zeros;
-    ones.set("init", std::string("ones"));
-    zeros.set("init", std::string("zeros"));
-    params.push_back(named("weight", dtype, {x.shape.back()}, ones));
-    params.push_back(named("bias", dtype, {x.shape.back()}, zeros));
+      reader_.fail(layer, "layer '{}': {}: needs at least one dimension, got {}", name,
+                   opName(kind), x.withoutDevice());
+    // Shaped as normalized_shape; shape inference then checks it against x's last dims.
+    Shape normalized = normalizedShapeOf(attrs, x.shape);
+    params.push_back(named("weight", dtype, normalized, ones));
+    if (kind == OpKind::LayerNorm) params.push_back(named("bias", dtype, normalized, zeros));
+  } else if (kind == OpKind::GroupNorm && attrs.getBool("affine", true)) {
+    int64_t channels = attrs.getInt("num_channels", 0);
+    if (channels <= 0)
+      reader_.fail(layer, "layer '{}': group_norm: num_channels must be positive, got {}", name,
+                   channels);
+    params.push_back(named("weight", dtype, {channels}, ones));
+    params.push_back(named("bias", dtype, {channels}, zeros));
   } else if (kind == OpKind::Embedding) {
     Attrs normal;  // nn.Embedding's default: N(0, 1)
     normal.set("init", std::string("normal"));
@@ -235,11 +256,12 @@ std::vector<Value*> ModelBuilder::createdParams(const YAML::Node& layer, OpKind 
     params.push_back(named("weight", DType::F32,
                            {attrs.getInt("num_embeddings", 0), attrs.getInt("embedding_dim", 0)},
                            normal));
-  } else if (kind == OpKind::CrossEntropy && layer["weight"]) {
-    std::string weight = reader_.name(layer["weight"], "weight");
+  } else if (weightKey(kind) && layer[weightKey(kind)]) {
+    const char* key = weightKey(kind);
+    std::string weight = reader_.name(layer[key], key);
     if (!paramNames_.count(weight))
-      reader_.fail(layer["weight"], "layer '{}': weight '{}' must name a param declared before it",
-                   name, weight);
+      reader_.fail(layer[key], "layer '{}': {} '{}' must name a param declared before it", name,
+                   key, weight);
     params.push_back(graph_->find(weight));
   }
   return params;
@@ -258,7 +280,7 @@ void ModelBuilder::readLayer(const YAML::Node& layer, std::optional<Device> scop
   std::vector<std::string_view> allowed = {"name", "op", "inputs", "device"};
   for (const AttrSpec& spec : opSchema(*kind).attrs)
     if (spec.name != "device" && !spec.compilerOnly) allowed.emplace_back(spec.name);
-  if (*kind == OpKind::CrossEntropy) allowed.emplace_back("weight");
+  if (weightKey(*kind)) allowed.emplace_back(weightKey(*kind));
   if (isMultiResultLayer(*kind)) allowed.emplace_back("outputs");
   reader_.checkKeys(layer, allowed, fmt::format("{} layer '{}'", opText, name));
   for (const AttrSpec& spec : opSchema(*kind).attrs)

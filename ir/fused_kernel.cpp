@@ -9,7 +9,7 @@ namespace {
 
 bool isAnchorKind(OpKind kind) {
   return isReduction(kind) || kind == OpKind::Softmax || kind == OpKind::LogSoftmax ||
-         kind == OpKind::LayerNorm;
+         kind == OpKind::LayerNorm || kind == OpKind::RmsNorm || kind == OpKind::GroupNorm;
 }
 
 // The checks of one kernel, members[0] to members.back(), against the rules of the header.

@@ -12,9 +12,9 @@
 //   - every member has a role (kernelRole) with a floating-point result: *elementwise* (add
 //     sub mul div, with a tensor or `scalar` operand and NumPy broadcasting; relu sigmoid
 //     tanh exp log neg sqrt gelu; and, with a result of any dtype, the comparisons,
-//     logical_and logical_or logical_not, where, masked_fill and cast), *anchor* (sum mean max
-//     softmax log_softmax layer_norm) or *GEMM* (matmul of 2-D operands, transposed or not;
-//     linear);
+//     logical_and logical_or logical_not, where, masked_fill and cast), *anchor* (the float
+//     reductions of isReduction, softmax log_softmax layer_norm rms_norm group_norm) or *GEMM*
+//     (matmul of 2-D operands, transposed or not; linear);
 //   - at most one anchor. Only its first operand may be computed in the kernel, by the
 //     *prologue*: the members it is computed from, which the anchor evaluates wherever it
 //     reads its input. The other members, the *tail*, are computed at each element of the

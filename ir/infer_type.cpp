@@ -74,20 +74,6 @@ Shape linear(const Op& op) {
   return shape;
 }
 
-Shape layerNorm(const Op& op) {
-  const TensorType& x = operandType(op, 0);
-  requireFloat(op, x);
-  if (x.rank() < 1) fail(op, "needs at least one dimension, got {}", x.withoutDevice());
-  for (size_t i = 1; i < op.operands.size(); ++i) {
-    const TensorType& p = operandType(op, i);
-    requireSameDType(op, x, p);
-    if (p.shape != Shape{x.shape.back()})
-      fail(op, "{} is {}, expected {}", i == 1 ? "weight" : "bias", p.withoutDevice(),
-           shapeString({x.shape.back()}));
-  }
-  return x.shape;
-}
-
 Shape reduction(const Op& op) {
   const TensorType& x = operandType(op, 0);
   requireFloat(op, x);
@@ -186,42 +172,31 @@ Shape embedding(const Op& op) {
   return shape;
 }
 
-Shape lossShape(const Op& op, const Shape& perElement) {
-  std::string reduction = op.attrs.getString("reduction", "mean");
-  if (reduction == "none") return perElement;
-  if (reduction == "mean" || reduction == "sum") return {};
-  fail(op, "reduction must be mean, sum or none, got '{}'", reduction);
-}
-
-Shape mseLoss(const Op& op) {
-  const TensorType& pred = operandType(op, 0);
-  const TensorType& target = operandType(op, 1);
-  requireFloat(op, pred);
-  requireSameDType(op, pred, target);
-  if (pred.shape != target.shape)
-    fail(op, "pred {} and target {} differ in shape", pred.withoutDevice(), target.withoutDevice());
-  return lossShape(op, pred.shape);
-}
-
-Shape crossEntropy(const Op& op) {
-  const TensorType& logits = operandType(op, 0);
-  const TensorType& target = operandType(op, 1);
-  requireFloat(op, logits);
-  if (logits.rank() != 2) fail(op, "logits must be [N, C], got {}", logits.withoutDevice());
-  if (!isInteger(target.dtype) || target.shape != Shape{logits.shape[0]})
-    fail(op, "target must be i64[{}] class indices for logits {}, got {}", logits.shape[0],
-         logits.withoutDevice(), target.withoutDevice());
-  if (op.operands.size() == 3) {
-    const TensorType& weight = operandType(op, 2);
-    requireSameDType(op, logits, weight);
-    if (weight.shape != Shape{logits.shape[1]})
-      fail(op, "weight is {}, expected {} (one per class)", weight.withoutDevice(),
-           shapeString({logits.shape[1]}));
-  }
-  return lossShape(op, {logits.shape[0]});
-}
-
 }  // namespace
+
+Shape normalizedShapeOf(const Attrs& attrs, const Shape& x) {
+  if (auto given = attrs.getAxes("normalized_shape")) return *given;
+  return x.empty() ? Shape{} : Shape{x.back()};
+}
+
+double rmsNormDefaultEps(DType dtype) {
+  switch (dtype) {
+    case DType::F16:
+      return 0x1p-10;
+    case DType::BF16:
+      return 0x1p-7;
+    case DType::F32:
+      return 0x1p-23;
+    case DType::F64:
+      return 0x1p-52;
+    case DType::I32:
+    case DType::I64:
+    case DType::Bool:
+      break;
+  }
+  GXC_CHECK(false, "rms_norm of {}", dtypeName(dtype));
+  return 0;
+}
 
 std::optional<Shape> broadcastShapes(const Shape& a, const Shape& b) {
   size_t rank = std::max(a.size(), b.size());
@@ -274,12 +249,25 @@ TensorType inferResultType(const Op& op) {
       result.shape = first.shape;
       break;
     case OpKind::LayerNorm:
-      result.shape = layerNorm(op);
+    case OpKind::RmsNorm:
+    case OpKind::GroupNorm:
+    case OpKind::Dropout:
+      result.shape = infer::normShape(op);
       break;
     case OpKind::Sum:
     case OpKind::Mean:
     case OpKind::Max:
+    case OpKind::Min:
+    case OpKind::Prod:
+    case OpKind::Logsumexp:
+    case OpKind::Var:
+    case OpKind::Std:
       result.shape = reduction(op);
+      break;
+    case OpKind::Argmax:
+    case OpKind::Argmin:
+      result.shape = reduction(op);
+      result.dtype = DType::I64;  // torch.argmax's indices
       break;
     case OpKind::Reshape:
       result.shape = reshape(op);
@@ -320,9 +308,6 @@ TensorType inferResultType(const Op& op) {
     case OpKind::Copy:
       result.shape = first.shape;
       break;
-    case OpKind::MseLoss:
-      result.shape = mseLoss(op);
-      break;
     case OpKind::Eq:
     case OpKind::Ne:
     case OpKind::Lt:
@@ -337,8 +322,13 @@ TensorType inferResultType(const Op& op) {
     case OpKind::Cast:
       result = infer::inferAnyDTypeElementwise(op, result);
       break;
+    case OpKind::MseLoss:
     case OpKind::CrossEntropy:
-      result.shape = crossEntropy(op);
+    case OpKind::NllLoss:
+    case OpKind::BceWithLogits:
+    case OpKind::L1Loss:
+    case OpKind::SmoothL1Loss:
+      result.shape = infer::lossShape(op);
       break;
     case OpKind::ScaledDotProductAttention:
       result.shape = infer::attentionShape(op);

@@ -17,4 +17,11 @@ std::optional<Shape> broadcastShapes(const Shape& a, const Shape& b);
 // `axis` (possibly negative) as an index into a shape of rank `rank`; nullopt when out of range.
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 
+// The dims layer_norm and rms_norm normalize over: their `normalized_shape` (an integer or a
+// list), else the last dim of `x` (none when x is 0-d). Not checked against x here.
+Shape normalizedShapeOf(const Attrs& attrs, const Shape& x);
+
+// rms_norm's eps when the model gives none: the dtype's machine epsilon, as torch.finfo(dtype).eps.
+double rmsNormDefaultEps(DType dtype);
+
 }  // namespace gxc

@@ -24,6 +24,7 @@ StepKind stepKindOf(const Op& op) {
     case OpKind::Squeeze:
     case OpKind::Unsqueeze:
     case OpKind::Flatten:
+    case OpKind::Dropout:  // the identity at inference: its operand's bytes
       return StepKind::View;
     case OpKind::Slice:
       // Along axis 0 and with step 1 a slice is one contiguous range of its operand's bytes.

@@ -96,7 +96,11 @@ std::vector<OpSchema> buildSchemas() {
   s.push_back({OpKind::Clamp, "clamp", 1, 1, {{"min", kFloat}, {"max", kFloat}}});
   s.push_back({OpKind::Softmax, "softmax", 1, 1, {{"axis", kInt}}});
   s.push_back({OpKind::LogSoftmax, "log_softmax", 1, 1, {{"axis", kInt}}});
-  s.push_back({OpKind::LayerNorm, "layer_norm", 1, 3, {{"eps", kFloat}, {"affine", kBool}}});
+  s.push_back({OpKind::LayerNorm,
+               "layer_norm",
+               1,
+               3,
+               {{"normalized_shape", kInt | kIntList}, {"eps", kFloat}, {"affine", kBool}}});
   reduction(OpKind::Sum, "sum");
   reduction(OpKind::Mean, "mean");
   reduction(OpKind::Max, "max");
@@ -110,7 +114,15 @@ std::vector<OpSchema> buildSchemas() {
                {{"num_embeddings", kInt, true}, {"embedding_dim", kInt, true}}});
   s.push_back({OpKind::To, "to", 1, 1, {{"device", kString, true}}});
   s.push_back({OpKind::MseLoss, "mse_loss", 2, 2, {{"reduction", kString}}});
-  s.push_back({OpKind::CrossEntropy, "cross_entropy", 2, 3, {{"reduction", kString}}});
+  // `weight_sum`: data-parallel's denominator of a mean (docs/ir.md, attributes the passes add).
+  s.push_back({OpKind::CrossEntropy,
+               "cross_entropy",
+               2,
+               3,
+               {{"reduction", kString},
+                {"ignore_index", kInt},
+                {"label_smoothing", kFloat},
+                {"weight_sum", kBool, false, true}}});
   s.push_back({OpKind::Copy, "copy", 1, 1, {}});
   // start:end:step along `axis`. In the IR `start` and `end` are always there, resolved to
   // 0 <= start < end <= dim (the frontend applies Python's rules to what a model wrote); the
@@ -151,6 +163,48 @@ std::vector<OpSchema> buildSchemas() {
       {OpKind::Pad, "pad", 1, 1, {{"pad", kIntList, true}, {"mode", kString}, {"value", kFloat}}});
   s.push_back({OpKind::Repeat, "repeat", 1, 1, {{"repeats", kIntList, true}}});
   s.push_back({OpKind::Cumsum, "cumsum", 1, 1, {{"axis", kInt, true}}});
+  reduction(OpKind::Min, "min");
+  reduction(OpKind::Prod, "prod");
+  // torch.argmax and argmin take one dim, or none: the index into the flattened tensor.
+  s.push_back({OpKind::Argmax, "argmax", 1, 1, {{"axis", kInt}, {"keepdim", kBool}}});
+  s.push_back({OpKind::Argmin, "argmin", 1, 1, {{"axis", kInt}, {"keepdim", kBool}}});
+  reduction(OpKind::Logsumexp, "logsumexp");
+  s.push_back({OpKind::Var,
+               "var",
+               1,
+               1,
+               {{"axis", kInt | kIntList}, {"correction", kInt}, {"keepdim", kBool}}});
+  s.push_back({OpKind::Std,
+               "std",
+               1,
+               1,
+               {{"axis", kInt | kIntList}, {"correction", kInt}, {"keepdim", kBool}}});
+  s.push_back(
+      {OpKind::NllLoss,
+       "nll_loss",
+       2,
+       3,
+       {{"reduction", kString}, {"ignore_index", kInt}, {"weight_sum", kBool, false, true}}});
+  s.push_back(
+      {OpKind::BceWithLogits, "binary_cross_entropy_with_logits", 2, 3, {{"reduction", kString}}});
+  s.push_back({OpKind::L1Loss, "l1_loss", 2, 2, {{"reduction", kString}}});
+  s.push_back(
+      {OpKind::SmoothL1Loss, "smooth_l1_loss", 2, 2, {{"reduction", kString}, {"beta", kFloat}}});
+  s.push_back(
+      {OpKind::RmsNorm,
+       "rms_norm",
+       1,
+       2,
+       {{"normalized_shape", kInt | kIntList}, {"eps", kFloat}, {"elementwise_affine", kBool}}});
+  s.push_back({OpKind::GroupNorm,
+               "group_norm",
+               1,
+               3,
+               {{"num_groups", kInt, true},
+                {"num_channels", kInt, true},
+                {"eps", kFloat},
+                {"affine", kBool}}});
+  s.push_back({OpKind::Dropout, "dropout", 1, 1, {{"p", kFloat}}});
   for (size_t i = 0; i < s.size(); ++i)
     GXC_CHECK(static_cast<size_t>(s[i].kind) == i, "op schema table out of enum order at {}", i);
   return s;
@@ -235,7 +289,21 @@ bool isElementwiseUnary(OpKind kind) {
 }
 
 bool isReduction(OpKind kind) {
-  return kind == OpKind::Sum || kind == OpKind::Mean || kind == OpKind::Max;
+  switch (kind) {
+    case OpKind::Sum:
+    case OpKind::Mean:
+    case OpKind::Max:
+    case OpKind::Min:
+    case OpKind::Prod:
+    case OpKind::Argmax:
+    case OpKind::Argmin:
+    case OpKind::Logsumexp:
+    case OpKind::Var:
+    case OpKind::Std:
+      return true;
+    default:
+      return false;
+  }
 }
 
 bool isComparison(OpKind kind) {

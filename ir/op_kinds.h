@@ -10,6 +10,24 @@
 
 namespace gxc {
 
+// Format 1.1's reductions, losses and normalizations (a list of their own, so that the ops
+// other work adds at the end of GXC_OP_KINDS do not collide with these).
+#define GXC_OP_KINDS_REDUCTIONS_LOSSES(X)              \
+  X(Min, "min")                                        \
+  X(Prod, "prod")                                      \
+  X(Argmax, "argmax")                                  \
+  X(Argmin, "argmin")                                  \
+  X(Logsumexp, "logsumexp")                            \
+  X(Var, "var")                                        \
+  X(Std, "std")                                        \
+  X(NllLoss, "nll_loss")                               \
+  X(BceWithLogits, "binary_cross_entropy_with_logits") \
+  X(L1Loss, "l1_loss")                                 \
+  X(SmoothL1Loss, "smooth_l1_loss")                    \
+  X(RmsNorm, "rms_norm")                               \
+  X(GroupNorm, "group_norm")                           \
+  X(Dropout, "dropout")
+
 #define GXC_OP_KINDS(X)                                        \
   X(Param, "param")                                            \
   X(Matmul, "matmul")                                          \
@@ -88,7 +106,8 @@ namespace gxc {
   X(OneHot, "one_hot")                                         \
   X(Pad, "pad")                                                \
   X(Repeat, "repeat")                                          \
-  X(Cumsum, "cumsum")
+  X(Cumsum, "cumsum")                                          \
+  GXC_OP_KINDS_REDUCTIONS_LOSSES(X)
 
 enum class OpKind {
 #define GXC_ENUM(id, name) id,
@@ -141,8 +160,10 @@ bool isKernelAttr(std::string_view name);
 
 bool isElementwiseBinary(OpKind kind);  // add sub mul div pow minimum maximum
 bool isElementwiseUnary(OpKind kind);   // relu ... sqrt, gelu ... softplus
-bool isReduction(OpKind kind);          // sum mean max
-bool isComparison(OpKind kind);         // eq ne lt le gt ge
+// sum mean max min prod argmax argmin logsumexp var std: fold the elements along `axis` (all
+// when absent) into one; argmax and argmin give i64 indices.
+bool isReduction(OpKind kind);
+bool isComparison(OpKind kind);  // eq ne lt le gt ge
 // The elementwise ops whose operands and result may be of any dtype, bool included: the
 // comparisons, logical_and logical_or logical_not, where, masked_fill, cast.
 bool isElementwiseAnyDType(OpKind kind);

@@ -134,7 +134,7 @@ class Rewriter {
   // A batch reduction: partials per shard, combined where it runs whole; `op` itself becomes
   // the last step, so its name and its readers stay.
   void combine(Op& op) {
-    if (op.kind == OpKind::MseLoss || op.kind == OpKind::CrossEntropy)
+    if (!isReduction(op.kind))  // a loss
       combineLoss(op);
     else
       combineReduction(op);
@@ -144,7 +144,9 @@ class Rewriter {
     Value* x = op.operands[0];
     Attrs partialAttrs = op.attrs;
     partialAttrs.set("keepdim", true);  // partials stack along dim 0
-    OpKind partialKind = op.kind == OpKind::Max ? OpKind::Max : OpKind::Sum;
+    // max, min, prod and logsumexp of the partials are those of the whole; a mean is a sum
+    // of partial sums, divided below.
+    OpKind partialKind = op.kind == OpKind::Mean ? OpKind::Sum : op.kind;
     size_t shardCount = shardsOf(x, &op).size();
     std::vector<Value*> partials;
     for (size_t s = 0; s < shardCount; ++s)
@@ -183,36 +185,34 @@ class Rewriter {
       return;
     }
     Value* sum = onWhole(op, OpKind::Sum, {stacked}, name + ".sum", {});
-    if (op.kind == OpKind::CrossEntropy && op.operands.size() == 3) {
+    if (op.kind == OpKind::CrossEntropy || op.kind == OpKind::NllLoss) {
       rebuild(op, OpKind::Div, {sum, classWeightSum(op, shardCount)}, {});
       return;
     }
-    // mse_loss averages over every element, cross_entropy over the samples.
-    const TensorType& pred = op.operands[0]->type;
-    int64_t count = op.kind == OpKind::MseLoss ? pred.numel() : pred.shape[0];
-    rebuild(op, OpKind::Div, {sum}, scalarAttrs(count));
+    // The elementwise losses average over every element.
+    rebuild(op, OpKind::Div, {sum}, scalarAttrs(op.operands[0]->type.numel()));
   }
 
-  // The denominator of a weighted cross_entropy mean: the sum over the batch of
-  // weight[target], a lookup of the weight as a [C, 1] table per shard, summed.
+  // The denominator of a class-index loss's mean: the summed class weights of the targets
+  // that are not ignore_index (their count without weights), per shard by the loss itself
+  // with `weight_sum`, then summed.
   Value* classWeightSum(Op& op, size_t shardCount) {
     const std::string& name = op.layerName();
-    Value* weight = op.operands[2];
-    int64_t classes = weight->type.shape[0];
-    Attrs column, lookup, overRows;
-    column.set("shape", Shape{classes, 1});
-    lookup.set("num_embeddings", classes);
-    lookup.set("embedding_dim", int64_t{1});
-    overRows.set("axis", int64_t{0});
+    Attrs attrs = op.attrs;
+    attrs.set("reduction", std::string("sum"));
+    attrs.set("weight_sum", true);
+    Attrs oneElement;
+    oneElement.set("shape", Shape{1});
     std::vector<Value*> partials;
     for (size_t s = 0; s < shardCount; ++s) {
+      std::vector<Value*> operands;
+      for (size_t i = 0; i < op.operands.size(); ++i) operands.push_back(operandFor(op, i, s));
       Device device = plan_.partDevice(op, s);
-      Value* table = emitPiece(&op, s, OpKind::Reshape, {operandFor(op, 2, s)},
-                               name + ".weight_column", device, column);
-      Value* weights = emitPiece(&op, s, OpKind::Embedding, {operandFor(op, 1, s), table},
-                                 name + ".weights", device, lookup);
-      partials.push_back(
-          emitPiece(&op, s, OpKind::Sum, {weights}, name + ".weight_sum", device, overRows));
+      Value* weights = emitPiece(&op, s, op.kind, operands, name + ".weight_sum", device, attrs);
+      partials.push_back(emit(&op, OpKind::Reshape, {weights},
+                              pieceName(name + ".weight_sum", s) + ".flat", device, oneElement,
+                              op.loc));
+      result_.pieceOf[partials.back()->producer] = s;
     }
     Value* stacked = concatWhole(op, partials, name + ".weight_partials");
     return onWhole(op, OpKind::Sum, {stacked}, name + ".weight_sum", {});

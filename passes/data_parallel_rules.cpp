@@ -59,15 +59,29 @@ bool rowWise(const Op& op, const std::vector<bool>& batched) {
   switch (op.kind) {
     case OpKind::Matmul:
       return matmulIsRowWise(op, batched);
-    case OpKind::Linear:     // nn.Linear treats every leading dim as a batch dim
-    case OpKind::LayerNorm:  // normalizes over the last dim only
+    case OpKind::Linear:  // nn.Linear treats every leading dim as a batch dim
       return onlyFirstBatched() && x.rank() >= 2;
+    case OpKind::LayerNorm:  // normalizes over the last dims only
+    case OpKind::RmsNorm:
+      return onlyFirstBatched() &&
+             x.rank() > static_cast<int64_t>(normalizedShapeOf(op.attrs, x.shape).size());
+    case OpKind::GroupNorm:  // per sample
+      return onlyFirstBatched();
+    case OpKind::Dropout:  // the identity at inference
+      return true;
     case OpKind::Softmax:
     case OpKind::LogSoftmax:
       return !axisIsRows(op.attrs.getInt("axis", -1), x.rank());
     case OpKind::Sum:
     case OpKind::Mean:
     case OpKind::Max:
+    case OpKind::Min:
+    case OpKind::Prod:
+    case OpKind::Argmax:
+    case OpKind::Argmin:
+    case OpKind::Logsumexp:
+    case OpKind::Var:
+    case OpKind::Std:
       return true;  // batchRole has sent reductions over dim 0 elsewhere
     case OpKind::Reshape:
       // Row-major: when dim 0 stays the same, row r stays the same elements, regrouped.
@@ -157,16 +171,32 @@ BatchRole batchRole(const Op& op, const std::vector<bool>& batched) {
   switch (op.kind) {
     case OpKind::Sum:
     case OpKind::Mean:
-    case OpKind::Max: {
+    case OpKind::Max:
+    case OpKind::Min:
+    case OpKind::Prod:
+    case OpKind::Logsumexp:
+    case OpKind::Argmax:
+    case OpKind::Argmin:
+    case OpKind::Var:
+    case OpKind::Std: {
+      // The first six combine per-shard partials (passes/batch_split.cpp); the position of
+      // an extreme and the variance do not fold that way, so over the batch they run whole.
+      bool combines = op.kind != OpKind::Argmax && op.kind != OpKind::Argmin &&
+                      op.kind != OpKind::Var && op.kind != OpKind::Std;
       auto axes = op.attrs.getAxes("axis");
-      if (!axes) return BatchRole::BatchReduce;  // over every axis, the batch's included
-      for (int64_t axis : *axes)
-        if (axisIsRows(axis, op.operands[0]->type.rank())) return BatchRole::BatchReduce;
+      bool overRows = !axes;  // over every axis, the batch's included
+      for (int64_t axis : axes.value_or(std::vector<int64_t>{}))
+        overRows |= axisIsRows(axis, op.operands[0]->type.rank());
+      if (overRows) return combines ? BatchRole::BatchReduce : BatchRole::Whole;
       break;
     }
     case OpKind::MseLoss:
-    case OpKind::CrossEntropy: {
-      // Prediction and target row by row; a class weight is one for every row.
+    case OpKind::L1Loss:
+    case OpKind::SmoothL1Loss:
+    case OpKind::BceWithLogits:
+    case OpKind::CrossEntropy:
+    case OpKind::NllLoss: {
+      // Prediction and target row by row; a class weight (or pos_weight) is one for every row.
       if (!isBatched(batched, 0) || !isBatched(batched, 1) || isBatched(batched, 2))
         return BatchRole::Whole;
       return op.attrs.getString("reduction", "mean") == "none" ? BatchRole::RowWise

@@ -161,7 +161,8 @@ Tensor defaultInput(const Graph& graph, const Value& input, int64_t seed) {
         pending.push_back(user->result);
       int64_t limit = 0;
       if (user->kind == OpKind::Embedding) limit = user->attrs.getInt("num_embeddings", 0);
-      if (user->kind == OpKind::CrossEntropy && user->operands[1] == value)
+      if ((user->kind == OpKind::CrossEntropy || user->kind == OpKind::NllLoss) &&
+          user->operands[1] == value)
         limit = user->operands[0]->type.shape.at(1);
       if ((user->kind == OpKind::Gather || user->kind == OpKind::IndexSelect) &&
           user->operands[1] == value) {

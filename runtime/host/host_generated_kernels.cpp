@@ -34,7 +34,7 @@ void checkResultType(const Op& root, const TensorView& result) {
 
 const Value* dataIndexOperand(const Op& op) {
   if (op.kind == OpKind::Embedding) return op.operands[0];
-  if (op.kind == OpKind::CrossEntropy) return op.operands[1];
+  if (op.kind == OpKind::CrossEntropy || op.kind == OpKind::NllLoss) return op.operands[1];
   if (op.kind == OpKind::Gather || op.kind == OpKind::IndexSelect) return op.operands[1];
   if (op.kind == OpKind::OneHot) return op.operands[0];
   return nullptr;
@@ -63,14 +63,14 @@ void checkDataIndices(const Op& op, const ConstTensorView& indices) {
                      opName(op.kind), at, bound);
     }
   }
-  if (op.kind == OpKind::CrossEntropy) {
+  if (op.kind == OpKind::CrossEntropy || op.kind == OpKind::NllLoss) {
     int64_t classes = op.operands[0]->type.shape[1];
+    int64_t ignoreIndex = op.attrs.getInt("ignore_index", -100);
     for (int64_t i = 0; i < indices.numel(); ++i) {
       int64_t t = indices.loadInt(i);
-      if (t < 0 || t >= classes)
-        runtimeError(op.loc,
-                     "layer '{}': cross_entropy target {} of sample {} is out of range [0, {})",
-                     op.layerName(), t, i, classes);
+      if ((t < 0 || t >= classes) && t != ignoreIndex)
+        runtimeError(op.loc, "layer '{}': {} target {} of sample {} is out of range [0, {})",
+                     op.layerName(), opName(op.kind), t, i, classes);
     }
   }
 }

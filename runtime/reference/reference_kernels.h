@@ -53,7 +53,7 @@ Tensor linearOp(const Op& op, const Operands& operands);
 Tensor softmaxOp(const Op& op, const Operands& operands);  // softmax and log_softmax
 Tensor layerNormOp(const Op& op, const Operands& operands);
 // reference_reduce.cpp
-Tensor reduceOp(const Op& op, const Operands& operands);  // sum, mean, max
+Tensor reduceOp(const Op& op, const Operands& operands);  // every isReduction op
 // reference_movement.cpp
 Tensor reshapeOp(const Op& op, const Operands& operands);
 Tensor transposeOp(const Op& op, const Operands& operands);
@@ -72,8 +72,15 @@ Tensor padOp(const Op& op, const Operands& operands);
 Tensor repeatOp(const Op& op, const Operands& operands);
 Tensor cumsumOp(const Op& op, const Operands& operands);
 // reference_loss.cpp
-Tensor mseLossOp(const Op& op, const Operands& operands);
-Tensor crossEntropyOp(const Op& op, const Operands& operands);
+enum class LossReduction { None, Sum, Mean };
+LossReduction lossReduction(const Op& op);
+// mse_loss, l1_loss, smooth_l1_loss, binary_cross_entropy_with_logits
+Tensor elementwiseLossOp(const Op& op, const Operands& operands);
+// reference_loss_class.cpp: nll_loss, cross_entropy
+Tensor classIndexLossOp(const Op& op, const Operands& operands);
+// reference_norm.cpp (layer_norm above), reference_norm_more.cpp
+Tensor rmsNormOp(const Op& op, const Operands& operands);
+Tensor groupNormOp(const Op& op, const Operands& operands);
 // reference_attention.cpp
 Tensor attentionOp(const Op& op, const Operands& operands);
 

@@ -1,10 +1,11 @@
 // Reference kernels of the normalizations: softmax and log_softmax along an axis, and
-// layer_norm over the last dim. Statistics are taken in double.
+// layer_norm over the last dims (normalized_shape). Statistics are taken in double.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "ir/diagnostic.h"
+#include "ir/infer_type.h"
 #include "runtime/reference/reference_kernels.h"
 
 namespace gxc::reference {
@@ -49,12 +50,14 @@ Tensor layerNormOp(const Op& op, const Operands& operands) {
   checkFloatOperands(op, operands, floats);
   const Tensor& x = *operands[0];
   GXC_CHECK(x.rank() >= 1, "layer '{}': layer_norm of a scalar", op.layerName());
-  int64_t dim = x.shape().back();
+  // Over the last dims (normalized_shape): rows of `dim` contiguous elements.
+  Shape normalized = normalizedShapeOf(op.attrs, x.shape());
+  int64_t dim = checkedNumel(normalized).value();
   const Tensor* weight = operands.size() >= 2 ? operands[1] : nullptr;
   const Tensor* bias = operands.size() >= 3 ? operands[2] : nullptr;
   for (const Tensor* param : {weight, bias})
-    GXC_CHECK(!param || param->shape() == Shape{dim}, "layer '{}': layer_norm param {} for dim {}",
-              op.layerName(), shapeString(param->shape()), dim);
+    GXC_CHECK(!param || param->shape() == normalized, "layer '{}': layer_norm param {} for {}",
+              op.layerName(), shapeString(param->shape()), shapeString(normalized));
   double eps = op.attrs.getFloat("eps", 1e-5);
   Tensor result = makeResult(op, x.shape());
   int64_t rows = x.numel() / dim;

@@ -12,6 +12,7 @@ Tensor evaluateReferenceOp(const Op& op, const std::vector<const Tensor*>& opera
   if (isElementwiseUnary(op.kind)) return unaryOp(op, operands);
   if (isElementwiseBinary(op.kind)) return binaryOp(op, operands);
   if (isComparison(op.kind)) return compareOp(op, operands);
+  if (isReduction(op.kind)) return reduceOp(op, operands);
   switch (op.kind) {
     case OpKind::Param:
       GXC_CHECK(false, "layer '{}': params are materialized, not evaluated", op.layerName());
@@ -25,10 +26,6 @@ Tensor evaluateReferenceOp(const Op& op, const std::vector<const Tensor*>& opera
       return softmaxOp(op, operands);
     case OpKind::LayerNorm:
       return layerNormOp(op, operands);
-    case OpKind::Sum:
-    case OpKind::Mean:
-    case OpKind::Max:
-      return reduceOp(op, operands);
     case OpKind::Reshape:
     case OpKind::Squeeze:
     case OpKind::Unsqueeze:
@@ -63,9 +60,13 @@ Tensor evaluateReferenceOp(const Op& op, const std::vector<const Tensor*>& opera
     case OpKind::Embedding:
       return embeddingOp(op, operands);
     case OpKind::MseLoss:
-      return mseLossOp(op, operands);
+    case OpKind::L1Loss:
+    case OpKind::SmoothL1Loss:
+    case OpKind::BceWithLogits:
+      return elementwiseLossOp(op, operands);
+    case OpKind::NllLoss:
     case OpKind::CrossEntropy:
-      return crossEntropyOp(op, operands);
+      return classIndexLossOp(op, operands);
     case OpKind::LogicalAnd:
     case OpKind::LogicalOr:
     case OpKind::LogicalNot:
@@ -78,6 +79,12 @@ Tensor evaluateReferenceOp(const Op& op, const std::vector<const Tensor*>& opera
       return castOp(op, operands);
     case OpKind::ScaledDotProductAttention:
       return attentionOp(op, operands);
+    case OpKind::RmsNorm:
+      return rmsNormOp(op, operands);
+    case OpKind::GroupNorm:
+      return groupNormOp(op, operands);
+    case OpKind::Dropout:  // identity at inference, as nn.Dropout in eval mode
+      return copyOp(op, operands);
     default:
       break;
   }

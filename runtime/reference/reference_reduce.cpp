@@ -1,5 +1,7 @@
-// Reference kernel of the reductions sum, mean and max over some axes (all when absent),
-// with or without keeping the reduced dims. Sums accumulate in double.
+// Reference kernel of the reductions sum, mean, max, min, prod, argmax, argmin, logsumexp, var
+// and std over some axes (all when absent), with or without keeping the reduced dims, as
+// torch computes them. Everything accumulates in double.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -7,6 +9,77 @@
 #include "runtime/reference/reference_kernels.h"
 
 namespace gxc::reference {
+namespace {
+
+// The first position of the largest (smallest) value; a NaN counts as larger (and smaller)
+// than everything, as in torch.argmax and argmin.
+int64_t argExtreme(const std::vector<double>& row, bool largest) {
+  size_t best = 0;
+  for (size_t k = 0; k < row.size(); ++k) {
+    if (std::isnan(row[best])) break;
+    bool better = largest ? row[k] > row[best] : row[k] < row[best];
+    if (std::isnan(row[k]) || better) best = k;
+  }
+  return static_cast<int64_t>(best);
+}
+
+// torch.logsumexp: the max is subtracted for stability, except an infinite one (a row of
+// -inf gives -inf, one with +inf gives +inf, rather than inf - inf = NaN).
+double logSumExp(const std::vector<double>& row) {
+  double max = -std::numeric_limits<double>::infinity();
+  for (double v : row)
+    if (v > max || std::isnan(v)) max = v;
+  if (std::isnan(max)) return max;
+  double shift = std::isinf(max) ? 0.0 : max;
+  double sum = 0.0;
+  for (double v : row) sum += std::exp(v - shift);
+  return std::log(sum) + shift;
+}
+
+// torch.var: the squared deviations from the mean over max(0, count - correction), which is
+// NaN or inf when that is 0, as in torch.
+double variance(const std::vector<double>& row, int64_t correction) {
+  double mean = 0.0;
+  for (double v : row) mean += v;
+  mean /= static_cast<double>(row.size());
+  double squares = 0.0;
+  for (double v : row) squares += (v - mean) * (v - mean);
+  int64_t divisor = std::max<int64_t>(0, static_cast<int64_t>(row.size()) - correction);
+  return squares / static_cast<double>(divisor);
+}
+
+double foldRow(OpKind kind, const std::vector<double>& row, int64_t correction) {
+  double acc = 0.0;
+  switch (kind) {
+    case OpKind::Sum:
+    case OpKind::Mean:
+      for (double v : row) acc += v;
+      return kind == OpKind::Sum ? acc : acc / static_cast<double>(row.size());
+    case OpKind::Prod:
+      acc = 1.0;
+      for (double v : row) acc *= v;
+      return acc;
+    case OpKind::Max:
+    case OpKind::Min: {
+      // NaN wins, as torch.max and torch.min propagate it.
+      acc = row.front();
+      for (double v : row)
+        if (std::isnan(v) || (kind == OpKind::Max ? v > acc : v < acc)) acc = v;
+      return acc;
+    }
+    case OpKind::Logsumexp:
+      return logSumExp(row);
+    case OpKind::Var:
+      return variance(row, correction);
+    case OpKind::Std:
+      return std::sqrt(variance(row, correction));
+    default:
+      GXC_CHECK(false, "{} is not a reduction", opName(kind));
+  }
+  return acc;
+}
+
+}  // namespace
 
 Tensor reduceOp(const Op& op, const Operands& operands) {
   checkOperandCount(op, operands, 1, 1);
@@ -38,9 +111,9 @@ Tensor reduceOp(const Op& op, const Operands& operands) {
   }
   Tensor result = makeResult(op, shape);
 
-  std::vector<double> sums(static_cast<size_t>(result.numel()), 0.0);
-  std::vector<float> maxima(static_cast<size_t>(result.numel()),
-                            -std::numeric_limits<float>::infinity());
+  // Each result element's elements, in row-major order of the folded dims: the position in
+  // this list is the index argmax and argmin give.
+  std::vector<std::vector<double>> rows(static_cast<size_t>(result.numel()));
   for (int64_t i = 0; i < x.numel(); ++i) {
     Coords coords = unravelIndex(i, x.shape());
     Coords outCoords;
@@ -50,29 +123,15 @@ Tensor reduceOp(const Op& op, const Operands& operands) {
       else if (keepdim)
         outCoords.push_back(0);
     }
-    size_t out = static_cast<size_t>(ravelIndex(outCoords, shape));
-    float value = x.loadFloat(i);
-    sums[out] += value;
-    // NaN wins, as torch.max propagates it.
-    if (value > maxima[out] || std::isnan(value)) maxima[out] = value;
+    rows[static_cast<size_t>(ravelIndex(outCoords, shape))].push_back(x.loadFloat(i));
   }
-
-  int64_t count = x.numel() / result.numel();  // elements folded into each result element
+  int64_t correction = op.attrs.getInt("correction", 1);
   for (int64_t o = 0; o < result.numel(); ++o) {
-    size_t i = static_cast<size_t>(o);
-    switch (op.kind) {
-      case OpKind::Sum:
-        result.storeFloat(o, static_cast<float>(sums[i]));
-        break;
-      case OpKind::Mean:
-        result.storeFloat(o, static_cast<float>(sums[i] / count));
-        break;
-      case OpKind::Max:
-        result.storeFloat(o, maxima[i]);
-        break;
-      default:
-        GXC_CHECK(false, "{} is not a reduction", opName(op.kind));
-    }
+    const std::vector<double>& row = rows[static_cast<size_t>(o)];
+    if (op.kind == OpKind::Argmax || op.kind == OpKind::Argmin)
+      result.storeInt(o, argExtreme(row, op.kind == OpKind::Argmax));
+    else
+      result.storeFloat(o, static_cast<float>(foldRow(op.kind, row, correction)));
   }
   return result;
 }

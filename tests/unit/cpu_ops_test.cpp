@@ -24,17 +24,21 @@ namespace {
 using fixtures::allOpCases;
 using fixtures::OpCase;
 
-// Which operands of `kind` are params the layer creates (or, for cross_entropy, the class
-// weights its `weight:` names) rather than tensors the model passes in.
+// Which operands of `kind` are params the layer creates (or, for the losses, the class
+// weights its `weight:` or `pos_weight:` names) rather than tensors the model passes in.
 bool isParamOperand(OpKind kind, size_t index) {
   switch (kind) {
     case OpKind::Linear:
     case OpKind::LayerNorm:
+    case OpKind::RmsNorm:
+    case OpKind::GroupNorm:
       return index >= 1;  // weight, bias
     case OpKind::Embedding:
       return index == 1;  // weight
     case OpKind::CrossEntropy:
-      return index == 2;  // class weights
+    case OpKind::NllLoss:
+    case OpKind::BceWithLogits:
+      return index == 2;  // class weights, pos_weight
     default:
       return false;
   }

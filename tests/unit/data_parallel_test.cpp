@@ -253,6 +253,51 @@ layers:
   - {name: mean_all, op: mean, inputs: [scaled], axis: [0, 1]}
 outputs: [s0, m0, x0, all, s01, across, within, mixed, mean_all]
 )"},
+      {"reductions_more130", R"(gxc: 1
+name: reductions_more130
+inputs:
+  x: {shape: [130, 6, 3]}
+layers:
+  - {name: min0, op: min, inputs: [x], axis: 0}
+  - {name: prod0, op: prod, inputs: [x], axis: [0, -1], keepdim: true}
+  - {name: lse_all, op: logsumexp, inputs: [x]}
+  - {name: lse_rows, op: logsumexp, inputs: [x], axis: 2}
+  - {name: arg0, op: argmax, inputs: [x], axis: 0}
+  - {name: arg_rows, op: argmin, inputs: [x], axis: -1}
+  - {name: arg_flat, op: argmax, inputs: [x]}
+  - {name: var0, op: var, inputs: [x], axis: 0}
+  - {name: std_rows, op: std, inputs: [x], axis: [1, 2], correction: 0}
+  - {name: dropped, op: dropout, inputs: [x], p: 0.2}
+  - {name: rms, op: rms_norm, inputs: [dropped], normalized_shape: [6, 3]}
+  - {name: groups, op: group_norm, inputs: [rms], num_groups: 2, num_channels: 6}
+  - {name: ln, op: layer_norm, inputs: [groups], normalized_shape: [6, 3]}
+outputs: [min0, prod0, lse_all, lse_rows, arg0, arg_rows, arg_flat, var0, std_rows, ln]
+)"},
+      {"losses_more130", R"(gxc: 1
+name: losses_more130
+seed: 5
+inputs:
+  features: {shape: [130, 10]}
+  labels: {shape: [130, 3], dtype: i64}
+  y: {shape: [130, 4]}
+params:
+  class_weight: {shape: [4], init: {uniform: {low: 0.5, high: 2.0}}}
+layers:
+  - {name: head, op: linear, inputs: [features], in_features: 10, out_features: 12}
+  - {name: spatial, op: reshape, inputs: [head], shape: [130, 4, 3]}
+  - {name: logp, op: log_softmax, inputs: [spatial], axis: 1}
+  - {name: nll, op: nll_loss, inputs: [logp, labels], weight: class_weight}
+  - {name: nll_sum, op: nll_loss, inputs: [logp, labels], reduction: sum}
+  - {name: ce, op: cross_entropy, inputs: [spatial, labels], label_smoothing: 0.1}
+  - {name: ce_rows, op: cross_entropy, inputs: [spatial, labels], reduction: none, weight: class_weight}
+  - {name: flat, op: reshape, inputs: [head], shape: [130, 3, 4]}
+  - {name: pred, op: mean, inputs: [flat], axis: 1}
+  - {name: bce, op: binary_cross_entropy_with_logits, inputs: [pred, y], pos_weight: class_weight}
+  - {name: l1, op: l1_loss, inputs: [pred, y], reduction: sum}
+  - {name: smooth, op: smooth_l1_loss, inputs: [pred, y], beta: 0.5}
+  - {name: smooth_rows, op: smooth_l1_loss, inputs: [pred, y], reduction: none}
+outputs: [nll, nll_sum, ce, ce_rows, bce, l1, smooth, smooth_rows]
+)"},
       {"tiny_batch", R"(gxc: 1
 name: tiny_batch
 inputs:

@@ -110,6 +110,68 @@ graph @ln(%x: f32[4,16] @cpu, %w: f32[16] @cpu, %b: f32[16] @cpu) -> (r) {
   return %r
 })",
        3},
+      // The format 1.1 reductions and norms as anchors, with a prologue and a tail.
+      {"exp_then_min_prod_of_rows", R"(
+graph @minprod(%x: f32[4,6,5] @cpu, %y: f32[6] @cpu) -> (r) {
+  %e = mul %x {kernel = "k0", scalar = 0.5} : f32[4,6,5] @cpu
+  %m = min %e {axis = [0, -1], kernel = "k0"} : f32[6] @cpu
+  %r = sub %m, %y {kernel = "k0"} : f32[6] @cpu
+  return %r
+})",
+       3},
+      {"prod_keepdim_then_centered", R"(
+graph @prod(%x: f32[3,7] @cpu) -> (r) {
+  %a = tanh %x {kernel = "k0"} : f32[3,7] @cpu
+  %p = prod %a {axis = 1, keepdim = true, kernel = "k0"} : f32[3,1] @cpu
+  %r = sub %x, %p {kernel = "k0"} : f32[3,7] @cpu
+  return %r
+})",
+       3},
+      {"logsumexp_into_a_larger_root", R"(
+graph @lse(%x: f32[5,9] @cpu) -> (r) {
+  %s = mul %x {kernel = "k0", scalar = 3.0} : f32[5,9] @cpu
+  %l = logsumexp %s {axis = -1, keepdim = true, kernel = "k0"} : f32[5,1] @cpu
+  %r = sub %s, %l {kernel = "k0"} : f32[5,9] @cpu
+  return %r
+})",
+       3},
+      {"var_and_std_tails", R"(
+graph @var(%x: f32[4,3,8] @cpu) -> (r) {
+  %v = var %x {axis = [0, 2], correction = 0, kernel = "k0"} : f32[3] @cpu
+  %r = sqrt %v {kernel = "k0"} : f32[3] @cpu
+  return %r
+})",
+       2},
+      {"std_then_reciprocal", R"(
+graph @std(%x: f32[6,10] @cpu) -> (r) {
+  %a = add %x, %x {kernel = "k0"} : f32[6,10] @cpu
+  %s = std %a {axis = 1, kernel = "k0"} : f32[6] @cpu
+  %r = reciprocal %s {kernel = "k0"} : f32[6] @cpu
+  return %r
+})",
+       3},
+      {"rms_norm_over_two_dims_then_residual", R"(
+graph @rms(%x: f32[3,4,8] @cpu, %w: f32[4,8] @cpu) -> (r) {
+  %n = rms_norm %x, %w {eps = 1e-06, kernel = "k0", normalized_shape = [4, 8]} : f32[3,4,8] @cpu
+  %r = add %n, %x {kernel = "k0"} : f32[3,4,8] @cpu
+  return %r
+})",
+       2},
+      {"gelu_then_group_norm_then_relu", R"(
+graph @gn(%x: f32[2,6,5] @cpu, %w: f32[6] @cpu, %b: f32[6] @cpu) -> (r) {
+  %g = gelu %x {kernel = "k0"} : f32[2,6,5] @cpu
+  %n = group_norm %g, %w, %b {kernel = "k0", num_channels = 6, num_groups = 3} : f32[2,6,5] @cpu
+  %r = relu %n {kernel = "k0"} : f32[2,6,5] @cpu
+  return %r
+})",
+       3},
+      {"f16_layer_norm_two_dims", R"(
+graph @hln2(%x: f16[2,4,8] @cpu, %w: f16[4,8] @cpu, %b: f16[4,8] @cpu) -> (r) {
+  %n = layer_norm %x, %w, %b {kernel = "k0", normalized_shape = [4, 8]} : f16[2,4,8] @cpu
+  %r = relu %n {kernel = "k0"} : f16[2,4,8] @cpu
+  return %r
+})",
+       2, 1e-2},
       // The format 1.1 activations, one kernel: each member reads the one before it.
       {"activations_chain", R"(
 graph @acts(%x: f32[4,8] @cpu) -> (r) {

@@ -66,6 +66,9 @@ TEST(GpuIndexChecksTest, DataParallelShardsAreCheckedOnTheHostBeforeTheScatter) 
             (std::vector<std::string>{
                 "e.shard0 <- ids.shard0 after-host-op", "e.shard1 <- ids.shard1 after-host-op",
                 "l.shard0 <- t.shard0 after-host-op", "l.shard1 <- t.shard1 after-host-op",
+                // the mean's denominator, per shard (passes/batch_split.cpp)
+                "l.weight_sum.shard0 <- t.shard0 after-host-op",
+                "l.weight_sum.shard1 <- t.shard1 after-host-op",
                 "f <- k read-back",  // concat mixes rows: once, on cuda:0
             }))
       << ::testing::PrintToString(checks);
@@ -79,8 +82,9 @@ TEST(GpuIndexChecksTest, PipelineMicroBatchesAreCheckedOnTheHostBeforeTheScatter
     onTheHost += check.find("after-host-op") != std::string::npos;
     readBack += check.find("read-back") != std::string::npos;
   }
-  EXPECT_EQ(onTheHost, 4) << ::testing::PrintToString(checks);  // e and l, per micro-batch
-  EXPECT_EQ(readBack, 1) << ::testing::PrintToString(checks);   // f, on the whole batch
+  // e, l and l's mean denominator (l.weight_sum), per micro-batch
+  EXPECT_EQ(onTheHost, 6) << ::testing::PrintToString(checks);
+  EXPECT_EQ(readBack, 1) << ::testing::PrintToString(checks);  // f, on the whole batch
   EXPECT_NE(std::find(checks.begin(), checks.end(), "e.mb1 <- ids.mb1 after-host-op"), checks.end())
       << ::testing::PrintToString(checks);
 }

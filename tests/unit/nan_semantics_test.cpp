@@ -1,8 +1,8 @@
 // What PyTorch does with NaN, where a careless kernel would do otherwise: torch.minimum and
 // torch.maximum give NaN if either operand is (C's fminf and fmaxf drop it), torch.clamp keeps
-// NaN, torch.sign gives 0 for NaN and for both zeros. The fixtures (ops.json) hold no NaN, so
-// these are written out here, and held on the reference interpreter and on the generated host
-// kernels alike.
+// NaN, torch.sign gives 0 for NaN and for both zeros. The elementwise fixtures (ops.json) hold
+// no NaN, so these are written out here, and held on the reference interpreter and on the generated
+// host kernels alike.
 #include <cmath>
 #include <limits>
 #include <map>

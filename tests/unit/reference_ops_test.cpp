@@ -134,18 +134,20 @@ TEST(ReferenceOpErrors, CrossEntropyTargetOutOfRange) {
             "layer 'loss': cross_entropy target 3 of sample 1 is out of range [0, 3)");
 }
 
-TEST(ReferenceOpErrors, CrossEntropyIgnoreIndexIsOutOfRange) {
-  // PyTorch's default ignore_index (-100) is not supported: it is an out-of-range target.
-  auto one = makeOneOp(OpKind::CrossEntropy, "loss",
-                       {TensorType::of(DType::F32, {1, 3}), TensorType::of(DType::I32, {1})},
-                       TensorType::of(DType::F32, {1}), {});
+TEST(ReferenceOpErrors, NllLossTargetOutOfRangeUnlessIgnored) {
+  // A negative target other than ignore_index (here 7) is out of range; ignore_index is not.
+  auto one = makeOneOp(OpKind::NllLoss, "loss",
+                       {TensorType::of(DType::F32, {2, 3}), TensorType::of(DType::I32, {2})},
+                       TensorType::of(DType::F32, {2}), {});
   one->op->attrs.set("reduction", std::string("none"));
-  Tensor logits(DType::F32, {1, 3});
-  Tensor target(DType::I32, {1});
-  target.storeInt(0, -100);
-  Error error = expectRuntimeError(*one->op, {&logits, &target});
+  one->op->attrs.set("ignore_index", int64_t{7});
+  Tensor input(DType::F32, {2, 3});
+  Tensor target(DType::I32, {2});
+  target.storeInt(0, 7);
+  target.storeInt(1, -100);
+  Error error = expectRuntimeError(*one->op, {&input, &target});
   EXPECT_EQ(error.message(),
-            "layer 'loss': cross_entropy target -100 of sample 0 is out of range [0, 3)");
+            "layer 'loss': nll_loss target -100 of sample 1 is out of range [0, 3)");
 }
 
 TEST(ReferenceOpErrors, ParamIsNotEvaluated) {

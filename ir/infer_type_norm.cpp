@@ -1,0 +1,75 @@
+// Shape and dtype rules of the normalizations: layer_norm and rms_norm over the last dims
+// (`normalized_shape`, default the last one), group_norm over groups of channels of x [N, C,
+// ...], and dropout. Each keeps x's shape and dtype; their params (weight, bias) are shaped
+// as the normalized dims (the channels for group_norm).
+#include <algorithm>
+
+#include "ir/infer_type_rules.h"
+
+namespace gxc::infer {
+namespace {
+
+// The params after x, named as the module names them.
+void checkParams(const Op& op, const Shape& expected) {
+  const TensorType& x = operandType(op, 0);
+  for (size_t i = 1; i < op.operands.size(); ++i) {
+    const TensorType& p = operandType(op, i);
+    requireSameDType(op, x, p);
+    if (p.shape != expected)
+      fail(op, "{} is {}, expected {}", i == 1 ? "weight" : "bias", p.withoutDevice(),
+           shapeString(expected));
+  }
+}
+
+Shape lastDimsNorm(const Op& op) {
+  const TensorType& x = operandType(op, 0);
+  if (x.rank() < 1) fail(op, "needs at least one dimension, got {}", x.withoutDevice());
+  Shape normalized = normalizedShapeOf(op.attrs, x.shape);
+  bool matches = !normalized.empty() && normalized.size() <= x.shape.size() &&
+                 std::equal(normalized.begin(), normalized.end(),
+                            x.shape.end() - static_cast<int64_t>(normalized.size()));
+  if (!matches)
+    fail(op, "normalized_shape {} is not the last dims of x {}", shapeString(normalized),
+         x.withoutDevice());
+  checkParams(op, normalized);
+  return x.shape;
+}
+
+Shape groupNorm(const Op& op) {
+  const TensorType& x = operandType(op, 0);
+  int64_t groups = op.attrs.getInt("num_groups", 0);
+  int64_t channels = op.attrs.getInt("num_channels", 0);
+  if (groups <= 0 || channels <= 0)
+    fail(op, "num_groups ({}) and num_channels ({}) must be positive", groups, channels);
+  if (channels % groups != 0)
+    fail(op, "num_groups {} does not divide num_channels {}", groups, channels);
+  if (x.rank() < 2 || x.shape[1] != channels)
+    fail(op, "x must be [N, {}, ...] (num_channels along dim 1), got {}", channels,
+         x.withoutDevice());
+  checkParams(op, {channels});
+  return x.shape;
+}
+
+}  // namespace
+
+Shape normShape(const Op& op) {
+  const TensorType& x = operandType(op, 0);
+  requireFloat(op, x);
+  switch (op.kind) {
+    case OpKind::LayerNorm:
+    case OpKind::RmsNorm:
+      return lastDimsNorm(op);
+    case OpKind::GroupNorm:
+      return groupNorm(op);
+    case OpKind::Dropout: {
+      double p = op.attrs.getFloat("p", 0.5);
+      if (!(p >= 0.0 && p <= 1.0)) fail(op, "p must be in [0, 1], got {}", p);
+      return x.shape;
+    }
+    default:
+      GXC_CHECK(false, "{} is not a normalization", opName(op.kind));
+  }
+  return {};
+}
+
+}  // namespace gxc::infer

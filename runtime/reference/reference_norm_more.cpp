@@ -1,0 +1,78 @@
+// Reference kernels of rms_norm (nn.RMSNorm: x / sqrt(mean(x^2) + eps) * weight over the last
+// dims, eps by default the dtype's machine epsilon) and group_norm (nn.GroupNorm: x [N, C, ...]
+// normalized per sample over each group of C / G channels, biased variance, then a weight and
+// bias per channel). Computed in double.
+#include <cmath>
+
+#include "ir/diagnostic.h"
+#include "ir/infer_type.h"
+#include "runtime/reference/reference_kernels.h"
+
+namespace gxc::reference {
+
+Tensor rmsNormOp(const Op& op, const Operands& operands) {
+  checkOperandCount(op, operands, 1, 2);
+  checkFloatOperands(op, operands,
+                     operands.size() == 2 ? std::vector<size_t>{0, 1} : std::vector<size_t>{0});
+  const Tensor& x = *operands[0];
+  Shape normalized = normalizedShapeOf(op.attrs, x.shape());
+  int64_t dim = checkedNumel(normalized).value();
+  const Tensor* weight = operands.size() == 2 ? operands[1] : nullptr;
+  GXC_CHECK(!weight || weight->shape() == normalized, "layer '{}': rms_norm weight {} for {}",
+            op.layerName(), shapeString(weight->shape()), shapeString(normalized));
+  double eps = op.attrs.getFloat("eps", rmsNormDefaultEps(x.dtype()));
+  Tensor result = makeResult(op, x.shape());
+  for (int64_t r = 0; r < x.numel() / dim; ++r) {
+    double squares = 0.0;
+    for (int64_t k = 0; k < dim; ++k) {
+      double v = x.loadFloat(r * dim + k);
+      squares += v * v;
+    }
+    double invRms = 1.0 / std::sqrt(squares / static_cast<double>(dim) + eps);
+    for (int64_t k = 0; k < dim; ++k) {
+      double value = x.loadFloat(r * dim + k) * invRms;
+      if (weight) value *= weight->loadFloat(k);
+      result.storeFloat(r * dim + k, static_cast<float>(value));
+    }
+  }
+  return result;
+}
+
+Tensor groupNormOp(const Op& op, const Operands& operands) {
+  checkOperandCount(op, operands, 1, 3);
+  std::vector<size_t> floats;
+  for (size_t i = 0; i < operands.size(); ++i) floats.push_back(i);
+  checkFloatOperands(op, operands, floats);
+  const Tensor& x = *operands[0];
+  int64_t groups = op.attrs.getInt("num_groups", 0), channels = op.attrs.getInt("num_channels", 0);
+  GXC_CHECK(x.rank() >= 2 && x.shape()[1] == channels && groups > 0 && channels % groups == 0,
+            "layer '{}': group_norm of {} in {} groups of {} channels", op.layerName(),
+            shapeString(x.shape()), groups, channels);
+  const Tensor* weight = operands.size() >= 2 ? operands[1] : nullptr;
+  const Tensor* bias = operands.size() >= 3 ? operands[2] : nullptr;
+  double eps = op.attrs.getFloat("eps", 1e-5);
+  int64_t spatial = x.numel() / (x.shape()[0] * channels);
+  int64_t groupSize = channels / groups * spatial;  // contiguous: the group's channels in a row
+  Tensor result = makeResult(op, x.shape());
+  for (int64_t base = 0; base < x.numel(); base += groupSize) {
+    double sum = 0.0;
+    for (int64_t k = 0; k < groupSize; ++k) sum += x.loadFloat(base + k);
+    double mean = sum / static_cast<double>(groupSize);
+    double squares = 0.0;
+    for (int64_t k = 0; k < groupSize; ++k) {
+      double centered = x.loadFloat(base + k) - mean;
+      squares += centered * centered;
+    }
+    double invStd = 1.0 / std::sqrt(squares / static_cast<double>(groupSize) + eps);
+    for (int64_t k = 0; k < groupSize; ++k) {
+      int64_t channel = (base + k) / spatial % channels;
+      double value = (x.loadFloat(base + k) - mean) * invStd;
+      if (weight) value *= weight->loadFloat(channel);
+      if (bias) value += bias->loadFloat(channel);
+      result.storeFloat(base + k, static_cast<float>(value));
+    }
+  }
+  return result;
+}
+
+}  // namespace gxc::reference
