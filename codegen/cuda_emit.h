@@ -3,8 +3,8 @@
 // op, the kernel's argument pointers) and the families themselves, one file each:
 // cuda_source_elementwise.cpp (elementwise chains, GEMM epilogues), cuda_source_rows.cpp
 // (reductions, softmax, layer_norm, each with its elementwise prologue and tail),
-// cuda_source_movement.cpp (transpose, slice, concat, embedding) and cuda_source_loss.cpp
-// (mse_loss, cross_entropy). Only cuda_source.cpp calls the families.
+// cuda_source_movement.cpp (transpose, slice, concat, embedding), cuda_source_loss.cpp
+// (mse_loss, cross_entropy) and cuda_source_conv.cpp (conv2d). Only cuda_source.cpp calls the families.
 #pragma once
 
 #include <cstdint>
@@ -102,5 +102,6 @@ KernelBody epilogueKernel(const KernelStep& step, const KernelArgs& args);
 KernelBody rowKernel(const KernelStep& step, const Op& anchor, const KernelArgs& args);
 KernelBody movementKernel(const Op& op, const KernelArgs& args);
 KernelBody lossKernel(const Op& op, const KernelArgs& args);
+KernelBody convKernel(const Op& op, const KernelArgs& args);  // conv2d
 
 }  // namespace gxc::cuda

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "frontend/model_builder.h"
+#include "ir/conv_geometry.h"
 #include "ir/infer_type.h"
 
 namespace gxc {
@@ -26,6 +27,14 @@ std::pair<int, int> modelInputCount(OpKind kind, bool hasScalar) {
   }
 }
 
+// Whether a YAML scalar reads as an integer: conv2d's padding is one, a pair or a word.
+bool isIntegerText(const std::string& text) {
+  size_t start = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+  return text.size() > start &&
+         std::all_of(text.begin() + static_cast<std::ptrdiff_t>(start), text.end(),
+                     [](unsigned char c) { return std::isdigit(c) != 0; });
+}
+
 // Attributes whose value must be positive or one of a few words.
 void checkAttrValue(const YamlReader& reader, const YAML::Node& node, const std::string& key,
                     const AttrValue& value, std::string_view what) {
@@ -33,6 +42,24 @@ void checkAttrValue(const YamlReader& reader, const YAML::Node& node, const std:
       key == "embedding_dim") {
     if (std::get<int64_t>(value) <= 0)
       reader.fail(node, "{}: {} must be positive, got {}", what, key, std::get<int64_t>(value));
+  } else if (key == "in_channels" || key == "out_channels" || key == "groups") {
+    if (std::get<int64_t>(value) <= 0)
+      reader.fail(node, "{}: {} must be positive, got {}", what, key, std::get<int64_t>(value));
+  } else if (key == "kernel_size" || key == "stride" || key == "dilation" || key == "padding") {
+    // An int or an [h, w] pair (ir/conv_geometry.h); padding `same` is read before this.
+    if (std::holds_alternative<std::string>(value)) return;
+    std::vector<int64_t> pair;
+    if (const auto* list = std::get_if<std::vector<int64_t>>(&value))
+      pair = *list;
+    else
+      pair = {std::get<int64_t>(value), std::get<int64_t>(value)};
+    if (pair.size() != 2)
+      reader.fail(node, "{}: {} must be an integer or a list of two, got {} entries", what, key,
+                  pair.size());
+    const int64_t least = key == "padding" ? 0 : 1;
+    if (pair[0] < least || pair[1] < least)
+      reader.fail(node, "{}: {} must be at least {}, got [{}, {}]", what, key, least, pair[0],
+                  pair[1]);
   } else if (key == "reduction") {
     const auto& text = std::get<std::string>(value);
     if (text != "mean" && text != "sum" && text != "none")
@@ -119,7 +146,13 @@ Attrs ModelBuilder::layerAttrs(const YAML::Node& layer, OpKind kind, const std::
     const YAML::Node& node = entry.second;
     std::string attrWhat = fmt::format("{} of {}", key, what);
     AttrValue value;
-    if ((spec->kinds & maskOf(AttrKind::IntList)) && node.IsSequence()) {
+    if (key == "padding" && node.IsScalar() && !isIntegerText(node.Scalar())) {
+      if (node.Scalar() != "same")
+        reader_.fail(node,
+                     "{}: conv2d: padding must be an integer, a list of two or `same`, got '{}'",
+                     what, node.Scalar());
+      value = std::string("same");
+    } else if ((spec->kinds & maskOf(AttrKind::IntList)) && node.IsSequence()) {
       std::vector<int64_t> list;
       for (const YAML::Node& item : node) list.push_back(reader_.integer(item, attrWhat));
       value = list;
@@ -181,6 +214,20 @@ std::vector<Value*> ModelBuilder::createdParams(const YAML::Node& layer, OpKind 
     zeros.set("init", std::string("zeros"));
     params.push_back(named("weight", dtype, {x.shape.back()}, ones));
     params.push_back(named("bias", dtype, {x.shape.back()}, zeros));
+  } else if (kind == OpKind::Conv2d) {
+    int64_t in = attrs.getInt("in_channels", 0), out = attrs.getInt("out_channels", 0);
+    int64_t groups = attrs.getInt("groups", 1);
+    if (in % groups != 0 || out % groups != 0)
+      reader_.fail(layer,
+                   "layer '{}': conv2d: groups = {} must divide in_channels = {} and "
+                   "out_channels = {}",
+                   name, groups, in, out);
+    auto [kh, kw] = *attrPair(attrs, "kernel_size", 1);
+    // nn.Conv2d's default, as nn.Linear's: kaiming_uniform(a=sqrt(5)) for the weight and
+    // U(+-1/sqrt(fan_in)) for the bias, both a bound of 1/sqrt(in/groups * kh * kw).
+    double bound = 1.0 / std::sqrt(static_cast<double>(in / groups * kh * kw));
+    params.push_back(named("weight", dtype, {out, in / groups, kh, kw}, uniform(bound)));
+    if (attrs.getBool("bias", true)) params.push_back(named("bias", dtype, {out}, uniform(bound)));
   } else if (kind == OpKind::Embedding) {
     Attrs normal;  // nn.Embedding's default: N(0, 1)
     normal.set("init", std::string("normal"));

@@ -23,6 +23,8 @@ enum class StepKind {
   Copy,       // copy (and a `to` left in the graph): bytes moved, no kernel
   View,       // reshape, and slice along axis 0: the same bytes seen another way
   Generated,  // a generated kernel
+  Conv,       // conv2d: oneDNN on the host; on GPUs its generated kernel, which every platform
+              // also builds as the second implementation the library is checked against
 };
 
 struct KernelStep {

@@ -60,7 +60,9 @@ namespace gxc {
   X(MseLoss, "mse_loss")           \
   X(CrossEntropy, "cross_entropy") \
   X(Copy, "copy")                  \
-  X(Slice, "slice")
+  X(Slice, "slice")                \
+  /* convolution networks */       \
+  X(Conv2d, "conv2d")
 
 enum class OpKind {
 #define GXC_ENUM(id, name) id,

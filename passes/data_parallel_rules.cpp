@@ -81,6 +81,8 @@ bool rowWise(const Op& op, const std::vector<bool>& batched) {
         if (!isBatched(batched, i)) return false;
       return !axisIsRows(op.attrs.getInt("axis", 0), x.rank());
     }
+    case OpKind::Conv2d:  // each sample convolved alone with the same weights
+      return onlyFirstBatched();
     case OpKind::Embedding:  // a lookup per index
       return onlyFirstBatched();
     case OpKind::To:

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ir/conv_geometry.h"
 #include "ir/diagnostic.h"
 
 namespace gxc {
@@ -46,6 +47,16 @@ double gemmFlops(const Op& op) {
   double flops = 2.0 * products * static_cast<double>(shape.k);
   if (op.kind == OpKind::Linear && op.operands.size() == 3) flops += products;  // the bias
   return flops;
+}
+
+double convFlops(const Op& op) {
+  if (op.kind != OpKind::Conv2d) return 0;
+  ConvGeometry g = conv2dGeometry(op);
+  double outputs = static_cast<double>(g.batch) * static_cast<double>(g.outChannels) *
+                   static_cast<double>(g.outH) * static_cast<double>(g.outW);
+  double perOutput = static_cast<double>(g.inChannels / g.groups) * static_cast<double>(g.kernelH) *
+                     static_cast<double>(g.kernelW);
+  return 2.0 * outputs * perOutput + (g.bias ? outputs : 0.0);
 }
 
 int64_t opTrafficBytes(const Op& op) {
@@ -98,10 +109,16 @@ double gemmMathSeconds(const std::vector<const Op*>& ops, const Device& device,
                        const CostTable& costs) {
   double seconds = 0;
   for (const Op* op : ops) {
-    double flops = gemmFlops(*op);
+    double flops = gemmFlops(*op) + convFlops(*op);
     if (flops <= 0) continue;
     if (!device.isCuda()) {
+      // A convolution on the host is oneDNN's, priced as the BLAS's GEMMs are.
       seconds += flops / costs.hostGemmFlopsPerSecond;
+      continue;
+    }
+    if (op->kind == OpKind::Conv2d) {
+      seconds +=
+          flops / (gemmPeakFlopsPerSecond(op->result->type.dtype, costs) * costs.gemmPeakFraction);
       continue;
     }
     seconds += gemmComputeSeconds(gemmShape(*op), op->result->type.dtype, costs);
@@ -146,7 +163,7 @@ double simOpSeconds(const Op& op, const Device& device, const CostTable& costs) 
 
 double kernelFlops(const KernelStep& step) {
   double flops = 0;
-  for (const Op* op : step.ops) flops += gemmFlops(*op);
+  for (const Op* op : step.ops) flops += gemmFlops(*op) + convFlops(*op);
   return flops;
 }
 

@@ -78,6 +78,9 @@ GemmShape gemmShape(const Op& op);
 
 // Floating-point operations of a GEMM op (matmul, linear): 2 per multiply-add; 0 otherwise.
 double gemmFlops(const Op& op);
+// FLOPs of a conv2d: 2 * N * Cout * Hout * Wout * Cin / groups * kh * kw, plus the bias; 0
+// for any other op.
+double convFlops(const Op& op);
 // Bytes an op reads and writes: every operand once plus its result.
 int64_t opTrafficBytes(const Op& op);
 

@@ -55,6 +55,8 @@ Tensor concatOp(const Op& op, const Operands& operands);
 Tensor sliceOp(const Op& op, const Operands& operands);
 Tensor copyOp(const Op& op, const Operands& operands);
 Tensor embeddingOp(const Op& op, const Operands& operands);
+// reference_conv.cpp
+Tensor conv2dOp(const Op& op, const Operands& operands);
 // reference_loss.cpp
 Tensor mseLossOp(const Op& op, const Operands& operands);
 Tensor crossEntropyOp(const Op& op, const Operands& operands);

@@ -30,6 +30,7 @@ bool isParamOperand(OpKind kind, size_t index) {
   switch (kind) {
     case OpKind::Linear:
     case OpKind::LayerNorm:
+    case OpKind::Conv2d:
       return index >= 1;  // weight, bias
     case OpKind::Embedding:
       return index == 1;  // weight
