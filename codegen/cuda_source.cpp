@@ -72,6 +72,7 @@ KernelBody generate(const KernelStep& step, const KernelArgs& args) {
   if (isMovement(first.kind)) return cuda::movementKernel(first, args);
   if (first.kind == OpKind::ScaledDotProductAttention) return cuda::attentionKernel(first, args);
   if (isIndexing(first.kind)) return cuda::indexingKernel(first, args);
+  if (first.kind == OpKind::Conv2d) return cuda::convKernel(first, args);
   return cuda::lossKernel(first, args);
 }
 
@@ -109,7 +110,7 @@ CudaSource generateCudaSource(const Graph& graph) {
   std::map<std::string, size_t> byName;
   for (const KernelStep& step : steps.steps()) {
     bool epilogue = step.kind == StepKind::Gemm && step.ops.size() > 1;
-    if (step.kind != StepKind::Generated && !epilogue) continue;
+    if (step.kind != StepKind::Generated && step.kind != StepKind::Conv && !epilogue) continue;
     for (const Op* op : step.ops)
       GXC_CHECK(op->result->type.known, "layer '{}' has no type: codegen before infer-shapes",
                 op->layerName());

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "frontend/model_builder.h"
+#include "ir/conv_geometry.h"
 #include "ir/infer_type.h"
 
 namespace gxc {
@@ -44,6 +45,14 @@ const char* weightKey(OpKind kind) {
   return nullptr;
 }
 
+// Whether a YAML scalar reads as an integer: conv2d's padding is one, a pair or a word.
+bool isIntegerText(const std::string& text) {
+  size_t start = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+  return text.size() > start &&
+         std::all_of(text.begin() + static_cast<std::ptrdiff_t>(start), text.end(),
+                     [](unsigned char c) { return std::isdigit(c) != 0; });
+}
+
 // Attributes whose value must be positive or one of a few words.
 void checkAttrValue(const YamlReader& reader, const YAML::Node& node, const std::string& key,
                     const AttrValue& value, std::string_view what) {
@@ -51,6 +60,24 @@ void checkAttrValue(const YamlReader& reader, const YAML::Node& node, const std:
       key == "embedding_dim" || key == "chunks") {
     if (std::get<int64_t>(value) <= 0)
       reader.fail(node, "{}: {} must be positive, got {}", what, key, std::get<int64_t>(value));
+  } else if (key == "in_channels" || key == "out_channels" || key == "groups") {
+    if (std::get<int64_t>(value) <= 0)
+      reader.fail(node, "{}: {} must be positive, got {}", what, key, std::get<int64_t>(value));
+  } else if (key == "kernel_size" || key == "stride" || key == "dilation" || key == "padding") {
+    // An int or an [h, w] pair (ir/conv_geometry.h); padding `same` is read before this.
+    if (std::holds_alternative<std::string>(value)) return;
+    std::vector<int64_t> pair;
+    if (const auto* list = std::get_if<std::vector<int64_t>>(&value))
+      pair = *list;
+    else
+      pair = {std::get<int64_t>(value), std::get<int64_t>(value)};
+    if (pair.size() != 2)
+      reader.fail(node, "{}: {} must be an integer or a list of two, got {} entries", what, key,
+                  pair.size());
+    const int64_t least = key == "padding" ? 0 : 1;
+    if (pair[0] < least || pair[1] < least)
+      reader.fail(node, "{}: {} must be at least {}, got [{}, {}]", what, key, least, pair[0],
+                  pair[1]);
   } else if (key == "reduction") {
     const auto& text = std::get<std::string>(value);
     if (text != "mean" && text != "sum" && text != "none")
@@ -176,6 +203,12 @@ Attrs ModelBuilder::layerAttrs(const YAML::Node& layer, OpKind kind, const std::
     AttrValue value;
     if (kind == OpKind::Reshape && key == "shape" && node.IsSequence()) {
       value = reshapeEntries(node, attrWhat);
+    } else if (key == "padding" && node.IsScalar() && !isIntegerText(node.Scalar())) {
+      if (node.Scalar() != "same")
+        reader_.fail(node,
+                     "{}: conv2d: padding must be an integer, a list of two or `same`, got '{}'",
+                     what, node.Scalar());
+      value = std::string("same");
     } else if ((spec->kinds & maskOf(AttrKind::IntList)) && node.IsSequence()) {
       std::vector<int64_t> list;
       for (const YAML::Node& item : node) list.push_back(reader_.integer(item, attrWhat));
@@ -248,6 +281,20 @@ std::vector<Value*> ModelBuilder::createdParams(const YAML::Node& layer, OpKind 
                    channels);
     params.push_back(named("weight", dtype, {channels}, ones));
     params.push_back(named("bias", dtype, {channels}, zeros));
+  } else if (kind == OpKind::Conv2d) {
+    int64_t in = attrs.getInt("in_channels", 0), out = attrs.getInt("out_channels", 0);
+    int64_t groups = attrs.getInt("groups", 1);
+    if (in % groups != 0 || out % groups != 0)
+      reader_.fail(layer,
+                   "layer '{}': conv2d: groups = {} must divide in_channels = {} and "
+                   "out_channels = {}",
+                   name, groups, in, out);
+    auto [kh, kw] = *attrPair(attrs, "kernel_size", 1);
+    // nn.Conv2d's default, as nn.Linear's: kaiming_uniform(a=sqrt(5)) for the weight and
+    // U(+-1/sqrt(fan_in)) for the bias, both a bound of 1/sqrt(in/groups * kh * kw).
+    double bound = 1.0 / std::sqrt(static_cast<double>(in / groups * kh * kw));
+    params.push_back(named("weight", dtype, {out, in / groups, kh, kw}, uniform(bound)));
+    if (attrs.getBool("bias", true)) params.push_back(named("bias", dtype, {out}, uniform(bound)));
   } else if (kind == OpKind::Embedding) {
     Attrs normal;  // nn.Embedding's default: N(0, 1)
     normal.set("init", std::string("normal"));

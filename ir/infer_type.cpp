@@ -4,6 +4,7 @@
 
 #include "ir/infer_type_rules.h"
 #include "ir/infer_type_movement.h"
+#include "ir/conv_geometry.h"
 
 namespace gxc {
 namespace {
@@ -72,6 +73,26 @@ Shape linear(const Op& op) {
   Shape shape = x.shape;
   shape.back() = out;
   return shape;
+}
+
+Shape conv2d(const Op& op) {
+  const TensorType& x = operandType(op, 0);
+  requireFloat(op, x);
+  ConvGeometry g = conv2dGeometry(op);
+  Shape weight{g.outChannels, g.inChannels / g.groups, g.kernelH, g.kernelW};
+  const TensorType& w = operandType(op, 1);
+  requireSameDType(op, x, w);
+  if (w.shape != weight)
+    fail(op, "weight is {}, expected {}", w.withoutDevice(), shapeString(weight));
+  if (g.bias != (op.operands.size() == 3))
+    fail(op, "bias is {} but {} operands were given", g.bias, op.operands.size());
+  if (op.operands.size() == 3) {
+    const TensorType& bias = operandType(op, 2);
+    requireSameDType(op, x, bias);
+    if (bias.shape != Shape{g.outChannels})
+      fail(op, "bias is {}, expected {}", bias.withoutDevice(), shapeString({g.outChannels}));
+  }
+  return {g.batch, g.outChannels, g.outH, g.outW};
 }
 
 Shape reduction(const Op& op) {
@@ -321,6 +342,9 @@ TensorType inferResultType(const Op& op) {
     case OpKind::MaskedFill:
     case OpKind::Cast:
       result = infer::inferAnyDTypeElementwise(op, result);
+      break;
+    case OpKind::Conv2d:
+      result.shape = conv2d(op);
       break;
     case OpKind::MseLoss:
     case OpKind::CrossEntropy:

@@ -17,6 +17,8 @@ StepKind stepKindOf(const Op& op) {
     case OpKind::Matmul:
     case OpKind::Linear:
       return StepKind::Gemm;
+    case OpKind::Conv2d:
+      return StepKind::Conv;
     case OpKind::Copy:
     case OpKind::To:
       return StepKind::Copy;

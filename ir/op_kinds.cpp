@@ -205,6 +205,20 @@ std::vector<OpSchema> buildSchemas() {
                 {"eps", kFloat},
                 {"affine", kBool}}});
   s.push_back({OpKind::Dropout, "dropout", 1, 1, {{"p", kFloat}}});
+  // Each of kernel_size, stride, padding and dilation is an int or an [h, w] pair; padding may
+  // also be `same` (ir/conv_geometry.h reads them).
+  s.push_back({OpKind::Conv2d,
+               "conv2d",
+               2,
+               3,
+               {{"in_channels", kInt, true},
+                {"out_channels", kInt, true},
+                {"kernel_size", kInt | kIntList, true},
+                {"stride", kInt | kIntList},
+                {"padding", kInt | kIntList | kString},
+                {"dilation", kInt | kIntList},
+                {"groups", kInt},
+                {"bias", kBool}}});
   for (size_t i = 0; i < s.size(); ++i)
     GXC_CHECK(static_cast<size_t>(s[i].kind) == i, "op schema table out of enum order at {}", i);
   return s;

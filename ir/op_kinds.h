@@ -107,7 +107,8 @@ namespace gxc {
   X(Pad, "pad")                                                \
   X(Repeat, "repeat")                                          \
   X(Cumsum, "cumsum")                                          \
-  GXC_OP_KINDS_REDUCTIONS_LOSSES(X)
+  GXC_OP_KINDS_REDUCTIONS_LOSSES(X)                            \
+  X(Conv2d, "conv2d")
 
 enum class OpKind {
 #define GXC_ENUM(id, name) id,

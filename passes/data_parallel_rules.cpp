@@ -128,6 +128,8 @@ bool rowWise(const Op& op, const std::vector<bool>& batched) {
       const std::vector<int64_t> repeats = *op.attrs.getIntList("repeats");
       return static_cast<int64_t>(repeats.size()) == x.rank() && repeats[0] == 1;
     }
+    case OpKind::Conv2d:  // each sample convolved alone with the same weights
+      return onlyFirstBatched();
     case OpKind::Embedding:  // a lookup per index
       return onlyFirstBatched();
     case OpKind::ScaledDotProductAttention: {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ir/conv_geometry.h"
 #include "ir/diagnostic.h"
 
 namespace gxc {
@@ -56,6 +57,16 @@ double attentionFlops(const Op& op) {
   double rows = static_cast<double>(checkedNumel(q).value()) / std::max<int64_t>(q.back(), 1);
   double keys = static_cast<double>(k[rank - 2]);
   return 2.0 * rows * keys * static_cast<double>(q.back() + v.back());
+}
+
+double convFlops(const Op& op) {
+  if (op.kind != OpKind::Conv2d) return 0;
+  ConvGeometry g = conv2dGeometry(op);
+  double outputs = static_cast<double>(g.batch) * static_cast<double>(g.outChannels) *
+                   static_cast<double>(g.outH) * static_cast<double>(g.outW);
+  double perOutput = static_cast<double>(g.inChannels / g.groups) * static_cast<double>(g.kernelH) *
+                     static_cast<double>(g.kernelW);
+  return 2.0 * outputs * perOutput + (g.bias ? outputs : 0.0);
 }
 
 int64_t opTrafficBytes(const Op& op) {
@@ -129,10 +140,16 @@ double gemmMathSeconds(const std::vector<const Op*>& ops, const Device& device,
       seconds += attentionMathSeconds(*op, device, costs);
       continue;
     }
-    double flops = gemmFlops(*op);
+    double flops = gemmFlops(*op) + convFlops(*op);
     if (flops <= 0) continue;
     if (!device.isCuda()) {
+      // A convolution on the host is oneDNN's, priced as the BLAS's GEMMs are.
       seconds += flops / costs.hostGemmFlopsPerSecond;
+      continue;
+    }
+    if (op->kind == OpKind::Conv2d) {
+      seconds +=
+          flops / (gemmPeakFlopsPerSecond(op->result->type.dtype, costs) * costs.gemmPeakFraction);
       continue;
     }
     seconds += gemmComputeSeconds(gemmShape(*op), op->result->type.dtype, costs);
@@ -174,7 +191,7 @@ double simOpSeconds(const Op& op, const Device& device, const CostTable& costs) 
 
 double kernelFlops(const KernelStep& step) {
   double flops = 0;
-  for (const Op* op : step.ops) flops += gemmFlops(*op) + attentionFlops(*op);
+  for (const Op* op : step.ops) flops += gemmFlops(*op) + attentionFlops(*op) + convFlops(*op);
   return flops;
 }
 

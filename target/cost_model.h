@@ -80,6 +80,9 @@ GemmShape gemmShape(const Op& op);
 double gemmFlops(const Op& op);
 // scaled_dot_product_attention's two products, 2 * rows * S * (E + Ev); 0 for other ops.
 double attentionFlops(const Op& op);
+// FLOPs of a conv2d: 2 * N * Cout * Hout * Wout * Cin / groups * kh * kw, plus the bias; 0
+// for any other op.
+double convFlops(const Op& op);
 // Bytes an op reads and writes: every operand once plus its result.
 int64_t opTrafficBytes(const Op& op);
 

@@ -105,16 +105,16 @@ CudaExecutor::CudaExecutor(const Graph& scheduled, CudaConfig config)
   // A fused GEMM's epilogue kernel is loaded too, for when cuBLASLt cannot apply it.
   bool gpuKernels = false;
   for (const KernelStep& step : steps_.steps())
-    gpuKernels |=
-        step.root()->device().isCuda() &&
-        (step.kind == StepKind::Generated || (step.kind == StepKind::Gemm && step.ops.size() > 1));
+    gpuKernels |= step.root()->device().isCuda() &&
+                  (step.kind == StepKind::Generated || step.kind == StepKind::Conv ||
+                   (step.kind == StepKind::Gemm && step.ops.size() > 1));
   if (gpuKernels && oldest) {
     program_ = buildCudaProgram(graph_, config_.arch.value_or(*oldest), config_.cache);
     kernels_ = std::make_unique<CudaKernelLibrary>(program_.ptx);
   }
   for (const KernelStep& step : steps_.steps()) {
     if (!step.root()->device().isCuda()) continue;
-    if (step.kind == StepKind::Generated)
+    if (step.kind == StepKind::Generated || step.kind == StepKind::Conv)
       GXC_CHECK(program_.kernels.count(step.root()), "layer '{}' ({}): no generated kernel",
                 step.root()->layerName(), opName(step.root()->kind));
     if (step.kind == StepKind::Gemm && step.ops.size() > 1)

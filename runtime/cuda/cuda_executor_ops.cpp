@@ -185,6 +185,7 @@ void CudaExecutor::execute(RunState& state, size_t index, Live& result) {
       }
       return;
     }
+    case StepKind::Conv:  // no cuDNN call yet: the generated direct convolution
     case StepKind::Generated: {
       checkIndicesOnDevice(state, step, stream);
       const CudaKernelLaunch& launch = program_.kernels.at(step.root());

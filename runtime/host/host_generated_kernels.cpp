@@ -4,6 +4,7 @@
 
 #include "ir/diagnostic.h"
 #include "ir/infer_type.h"
+#include "runtime/host/cpu_conv.h"
 #include "runtime/host/cpu_gemm.h"
 
 namespace gxc {
@@ -121,11 +122,30 @@ void HostGeneratedKernels::run(const KernelStep& step, const std::vector<ConstTe
       tensors[step.first()->result] = result;
       launch(byRoot_.at(&root), result, tensors);
       return;
+    case StepKind::Conv: {
+      std::vector<ConstTensorView> operands;
+      for (const Value* operand : root.operands) operands.push_back(tensors.at(operand));
+      cpuConv2d(root, operands, result);
+      return;
+    }
     case StepKind::Generated:
       for (const Op* op : step.ops) checkIndices(*op, tensors);
       launch(byRoot_.at(&root), result, tensors);
       return;
   }
+}
+
+void HostGeneratedKernels::runGeneratedKernel(const KernelStep& step,
+                                              const std::vector<ConstTensorView>& inputs,
+                                              const TensorView& result) const {
+  GXC_CHECK(step.kind == StepKind::Conv, "step '{}' has no library twin of its kernel",
+            step.root()->layerName());
+  GXC_CHECK(inputs.size() == step.inputs.size(), "step '{}' given {} tensors for {} inputs",
+            step.root()->layerName(), inputs.size(), step.inputs.size());
+  checkResultType(*step.root(), result);
+  std::map<const Value*, ConstTensorView> tensors;
+  for (size_t i = 0; i < inputs.size(); ++i) tensors[step.inputs[i]] = inputs[i];
+  launch(byRoot_.at(step.root()), result, tensors);
 }
 
 }  // namespace gxc

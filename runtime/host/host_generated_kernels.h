@@ -9,9 +9,9 @@
 // followed by its generated epilogue kernel when one was fused into it, which reads the GEMM's
 // product in the result's own bytes (an epilogue is elementwise: each element is read before
 // it is written); a copy as a copy; a view as nothing at all, its result being its operand's
-// bytes already. Internal values of a fused kernel are never materialized. Indices that are
-// data (embedding rows, cross_entropy targets) are checked before the kernel is launched, with
-// the reference interpreter's messages.
+// bytes already; a convolution through oneDNN (runtime/host/cpu_conv.h). Internal values of a fused
+// kernel are never materialized. Indices that are data (embedding rows, cross_entropy targets) are
+// checked before the kernel is launched, with the reference interpreter's messages.
 #pragma once
 
 #include <map>
@@ -47,6 +47,10 @@ class HostGeneratedKernels {
   // overlapping no input). Safe to call from several threads at once.
   void run(const KernelStep& step, const std::vector<ConstTensorView>& inputs,
            const TensorView& result) const;
+  // A Conv step (run by oneDNN) through its generated kernel instead: the second
+  // implementation the tests hold the library to.
+  void runGeneratedKernel(const KernelStep& step, const std::vector<ConstTensorView>& inputs,
+                          const TensorView& result) const;
 
  private:
   struct Loaded {

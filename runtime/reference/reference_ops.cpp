@@ -59,6 +59,8 @@ Tensor evaluateReferenceOp(const Op& op, const std::vector<const Tensor*>& opera
       return copyOp(op, operands);
     case OpKind::Embedding:
       return embeddingOp(op, operands);
+    case OpKind::Conv2d:
+      return conv2dOp(op, operands);
     case OpKind::MseLoss:
     case OpKind::L1Loss:
     case OpKind::SmoothL1Loss:

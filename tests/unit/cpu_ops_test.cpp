@@ -32,6 +32,7 @@ bool isParamOperand(OpKind kind, size_t index) {
     case OpKind::LayerNorm:
     case OpKind::RmsNorm:
     case OpKind::GroupNorm:
+    case OpKind::Conv2d:
       return index >= 1;  // weight, bias
     case OpKind::Embedding:
       return index == 1;  // weight

@@ -28,7 +28,7 @@ HostRunEstimate estimateHostRun(const Graph& graph) {
   for (const Op* op : graph.ops()) {
     if (op->kind == OpKind::Param || op->kind == OpKind::Copy) continue;
     estimate.seconds += simOpSeconds(*op, Device::cpu());
-    estimate.flops += gemmFlops(*op);
+    estimate.flops += gemmFlops(*op) + convFlops(*op);
   }
   return estimate;
 }

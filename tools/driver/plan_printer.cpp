@@ -67,6 +67,9 @@ std::string workText(const KernelStep& step, const std::map<const Op*, std::stri
       return fmt::format("view {} of %{}: no work", opName(root.kind), root.operands[0]->name);
     case StepKind::Generated:
       return fmt::format("kernel {} ({}{})", kernels.at(&root), group, opNames(step));
+    case StepKind::Conv:
+      return fmt::format("oneDNN {} on cpu and sim, kernel {} on cuda", opName(root.kind),
+                         kernels.at(&root));
   }
   return "";
 }

@@ -1,0 +1,62 @@
+// The generated conv2d kernel: a direct convolution, one thread per output element, summing
+// its receptive field in f32 with the geometry of ir/conv_geometry.h baked in. On the host
+// the cpu platform runs oneDNN instead (runtime/host/cpu_conv.h); this kernel is what the
+// cuda platform runs and the second implementation those are checked against.
+#include <fmt/format.h>
+
+#include "codegen/cuda_emit.h"
+#include "ir/conv_geometry.h"
+#include "ir/diagnostic.h"
+
+namespace gxc::cuda {
+
+KernelBody convKernel(const Op& op, const KernelArgs& args) {
+  GXC_CHECK(op.kind == OpKind::Conv2d, "layer '{}': {} is not a convolution", op.layerName(),
+            opName(op.kind));
+  const ConvGeometry g = conv2dGeometry(op);
+  const DType xType = op.operands[0]->type.dtype;
+  const DType wType = op.operands[1]->type.dtype;
+  const int64_t groupIn = g.inChannels / g.groups, groupOut = g.outChannels / g.groups;
+  const int64_t count = op.result->type.numel();
+  const int x = args.indexOf(op.operands[0]), w = args.indexOf(op.operands[1]);
+  std::string bias = "0.0f";
+  if (g.bias)
+    bias = loadFloat(op.operands[2]->type.dtype, fmt::format("in{}", args.indexOf(op.operands[2])),
+                     "oc");
+  std::string body = pointerDecls(args) + gridStrideLoop("i", count, "  ");
+  body += fmt::format(
+      "    const gxc_i64 ox = i % {outW}, oy = (i / {outW}) % {outH};\n"
+      "    const gxc_i64 oc = (i / ({outW} * {outH})) % {outC}, n = i / ({outW} * {outH} * "
+      "{outC});\n"
+      "    const gxc_i64 firstIn = oc / {groupOut} * {groupIn};\n"
+      "    float sum = {bias};\n"
+      "    for (gxc_i64 ic = 0; ic < {groupIn}; ++ic) {{\n"
+      "      for (gxc_i64 ky = 0; ky < {kh}; ++ky) {{\n"
+      "        const gxc_i64 iy = oy * {sh} - {padTop} + ky * {dh};\n"
+      "        if (iy < 0 || iy >= {inH}) continue;\n"
+      "        for (gxc_i64 kx = 0; kx < {kw}; ++kx) {{\n"
+      "          const gxc_i64 ix = ox * {sw} - {padLeft} + kx * {dw};\n"
+      "          if (ix < 0 || ix >= {inW}) continue;\n"
+      "          const gxc_i64 xi = ((n * {inC} + firstIn + ic) * {inH} + iy) * {inW} + ix;\n"
+      "          const gxc_i64 wi = ((oc * {groupIn} + ic) * {kh} + ky) * {kw} + kx;\n"
+      "          sum += {xLoad} * {wLoad};\n"
+      "        }}\n"
+      "      }}\n"
+      "    }}\n"
+      "    {store}\n"
+      "  }}\n",
+      fmt::arg("outW", intLiteral(g.outW)), fmt::arg("outH", intLiteral(g.outH)),
+      fmt::arg("outC", intLiteral(g.outChannels)), fmt::arg("inC", intLiteral(g.inChannels)),
+      fmt::arg("inH", intLiteral(g.inH)), fmt::arg("inW", intLiteral(g.inW)),
+      fmt::arg("groupIn", intLiteral(groupIn)), fmt::arg("groupOut", intLiteral(groupOut)),
+      fmt::arg("kh", intLiteral(g.kernelH)), fmt::arg("kw", intLiteral(g.kernelW)),
+      fmt::arg("sh", intLiteral(g.strideH)), fmt::arg("sw", intLiteral(g.strideW)),
+      fmt::arg("dh", intLiteral(g.dilationH)), fmt::arg("dw", intLiteral(g.dilationW)),
+      fmt::arg("padTop", intLiteral(g.padTop)), fmt::arg("padLeft", intLiteral(g.padLeft)),
+      fmt::arg("bias", bias), fmt::arg("xLoad", loadFloat(xType, fmt::format("in{}", x), "xi")),
+      fmt::arg("wLoad", loadFloat(wType, fmt::format("in{}", w), "wi")),
+      fmt::arg("store", storeFloat(op.result->type.dtype, "out", "i", "sum")));
+  return {"conv2d", std::move(body), gpuElementwiseLaunch(count), {1, 1}};
+}
+
+}  // namespace gxc::cuda

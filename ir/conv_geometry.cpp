@@ -1,0 +1,91 @@
+#include "ir/conv_geometry.h"
+
+#include "ir/diagnostic.h"
+
+namespace gxc {
+namespace {
+
+template <typename... Args>
+[[noreturn]] void fail(const Op& op, fmt::format_string<Args...> format, Args&&... args) {
+  modelError(op.loc, "layer '{}': {}: {}", op.layerName(), opName(op.kind),
+             fmt::format(format, std::forward<Args>(args)...));
+}
+
+std::pair<int64_t, int64_t> pairOrFail(const Op& op, const std::string& name, int64_t fallback,
+                                       int64_t least) {
+  auto pair = attrPair(op.attrs, name, fallback);
+  if (!pair) fail(op, "{} must be an integer or a list of two", name);
+  if (pair->first < least || pair->second < least)
+    fail(op, "{} must be at least {}, got [{}, {}]", name, least, pair->first, pair->second);
+  return *pair;
+}
+
+}  // namespace
+
+std::optional<std::pair<int64_t, int64_t>> attrPair(const Attrs& attrs, const std::string& name,
+                                                    int64_t fallback) {
+  auto found = attrs.all().find(name);
+  if (found != attrs.all().end() && attrKind(found->second) == AttrKind::IntList) {
+    const auto& list = std::get<std::vector<int64_t>>(found->second);
+    if (list.size() != 2) return std::nullopt;
+    return std::pair{list[0], list[1]};
+  }
+  int64_t value = attrs.getInt(name, fallback);
+  return std::pair{value, value};
+}
+
+ConvGeometry conv2dGeometry(const Op& op) {
+  GXC_CHECK(op.kind == OpKind::Conv2d, "'{}' is not a conv2d", op.layerName());
+  const TensorType& x = op.operands[0]->type;
+  ConvGeometry g;
+  g.inChannels = op.attrs.getInt("in_channels", 0);
+  g.outChannels = op.attrs.getInt("out_channels", 0);
+  g.groups = op.attrs.getInt("groups", 1);
+  g.bias = op.attrs.getBool("bias", true);
+  if (g.inChannels <= 0 || g.outChannels <= 0 || g.groups <= 0)
+    fail(op, "in_channels, out_channels and groups must be positive, got {}, {} and {}",
+         g.inChannels, g.outChannels, g.groups);
+  if (g.inChannels % g.groups != 0 || g.outChannels % g.groups != 0)
+    fail(op, "groups = {} must divide in_channels = {} and out_channels = {}", g.groups,
+         g.inChannels, g.outChannels);
+  std::tie(g.kernelH, g.kernelW) = pairOrFail(op, "kernel_size", 0, 1);
+  std::tie(g.strideH, g.strideW) = pairOrFail(op, "stride", 1, 1);
+  std::tie(g.dilationH, g.dilationW) = pairOrFail(op, "dilation", 1, 1);
+  if (x.rank() != 4) fail(op, "needs x of shape [N, C, H, W], got {}", x.withoutDevice());
+  g.batch = x.shape[0];
+  g.inH = x.shape[2];
+  g.inW = x.shape[3];
+  if (x.shape[1] != g.inChannels)
+    fail(op, "x {} has {} channels, in_channels is {}", x.withoutDevice(), x.shape[1],
+         g.inChannels);
+  const int64_t spanH = g.dilationH * (g.kernelH - 1) + 1;
+  const int64_t spanW = g.dilationW * (g.kernelW - 1) + 1;
+  const auto padding = op.attrs.all().find("padding");
+  const bool word =
+      padding != op.attrs.all().end() && attrKind(padding->second) == AttrKind::String;
+  if (word && op.attrs.getString("padding", "") != "same")
+    fail(op, "padding must be an integer, a list of two or `same`, got '{}'",
+         op.attrs.getString("padding", ""));
+  if (word) {
+    if (g.strideH != 1 || g.strideW != 1)
+      fail(op, "padding `same` needs stride 1, got [{}, {}]", g.strideH, g.strideW);
+    g.padTop = (spanH - 1) / 2;
+    g.padBottom = spanH - 1 - g.padTop;
+    g.padLeft = (spanW - 1) / 2;
+    g.padRight = spanW - 1 - g.padLeft;
+  } else {
+    auto [padH, padW] = pairOrFail(op, "padding", 0, 0);
+    g.padTop = g.padBottom = padH;
+    g.padLeft = g.padRight = padW;
+  }
+  const int64_t paddedH = g.inH + g.padTop + g.padBottom;
+  const int64_t paddedW = g.inW + g.padLeft + g.padRight;
+  if (spanH > paddedH || spanW > paddedW)
+    fail(op, "kernel of extent [{}, {}] (dilation included) is larger than x {} padded to [{}, {}]",
+         spanH, spanW, x.withoutDevice(), paddedH, paddedW);
+  g.outH = (paddedH - spanH) / g.strideH + 1;
+  g.outW = (paddedW - spanW) / g.strideW + 1;
+  return g;
+}
+
+}  // namespace gxc

@@ -1,0 +1,35 @@
+// The geometry of a conv2d: its kernel, strides, paddings, dilations and groups read from the
+// op's attributes (each an int or an [h, w] pair, padding also `same`), and its output size.
+// Every layer (shape inference, the reference, the generated kernel, the host's oneDNN call,
+// the cost model) reads it from here, so that they agree on PyTorch's rules:
+//   out = floor((in + pad_before + pad_after - dilation * (kernel - 1) - 1) / stride) + 1
+// and `same` (stride 1 only) pads dilation * (kernel - 1) in all, the odd one on the
+// bottom/right, as torch does.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "ir/graph.h"
+
+namespace gxc {
+
+struct ConvGeometry {
+  int64_t batch = 0, inChannels = 0, outChannels = 0, groups = 1;
+  int64_t inH = 0, inW = 0, outH = 0, outW = 0;
+  int64_t kernelH = 1, kernelW = 1, strideH = 1, strideW = 1, dilationH = 1, dilationW = 1;
+  int64_t padTop = 0, padLeft = 0, padBottom = 0, padRight = 0;
+  bool bias = false;
+};
+
+// Requires a conv2d whose operand types are known. Attribute values or shapes that do not fit
+// (x not [N, C, H, W] with C = in_channels, groups not dividing the channels, a kernel larger
+// than the padded input, `same` with a stride) are the model's error, reported at the layer.
+ConvGeometry conv2dGeometry(const Op& op);
+
+// An int or [h, w] attribute as a pair; nullopt for a list that is not of two entries.
+std::optional<std::pair<int64_t, int64_t>> attrPair(const Attrs& attrs, const std::string& name,
+                                                    int64_t fallback);
+
+}  // namespace gxc

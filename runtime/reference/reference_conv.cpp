@@ -1,0 +1,49 @@
+// Reference kernel of conv2d: the direct sum over each output's receptive field, in double,
+// with the geometry (strides, paddings, dilations, groups) of ir/conv_geometry.h. Plain loops
+// on purpose: this is the oracle the oneDNN and generated paths are checked against.
+#include "ir/conv_geometry.h"
+#include "ir/diagnostic.h"
+#include "runtime/reference/reference_kernels.h"
+
+namespace gxc::reference {
+
+Tensor conv2dOp(const Op& op, const Operands& operands) {
+  checkOperandCount(op, operands, 2, 3);
+  checkFloatOperands(
+      op, operands,
+      operands.size() == 3 ? std::vector<size_t>{0, 1, 2} : std::vector<size_t>{0, 1});
+  const ConvGeometry g = conv2dGeometry(op);
+  const Tensor& x = *operands[0];
+  const Tensor& weight = *operands[1];
+  const Tensor* bias = operands.size() == 3 ? operands[2] : nullptr;
+  const int64_t groupIn = g.inChannels / g.groups, groupOut = g.outChannels / g.groups;
+  GXC_CHECK(weight.shape() == Shape({g.outChannels, groupIn, g.kernelH, g.kernelW}),
+            "layer '{}': conv2d weight {}", op.layerName(), shapeString(weight.shape()));
+  Tensor result = makeResult(op, {g.batch, g.outChannels, g.outH, g.outW});
+  int64_t out = 0;
+  for (int64_t n = 0; n < g.batch; ++n)
+    for (int64_t oc = 0; oc < g.outChannels; ++oc) {
+      const int64_t firstIn = oc / groupOut * groupIn;
+      for (int64_t oy = 0; oy < g.outH; ++oy)
+        for (int64_t ox = 0; ox < g.outW; ++ox, ++out) {
+          double sum = bias ? bias->loadFloat(oc) : 0.0;
+          for (int64_t ic = 0; ic < groupIn; ++ic)
+            for (int64_t ky = 0; ky < g.kernelH; ++ky) {
+              const int64_t iy = oy * g.strideH - g.padTop + ky * g.dilationH;
+              if (iy < 0 || iy >= g.inH) continue;  // zero padding
+              for (int64_t kx = 0; kx < g.kernelW; ++kx) {
+                const int64_t ix = ox * g.strideW - g.padLeft + kx * g.dilationW;
+                if (ix < 0 || ix >= g.inW) continue;
+                const int64_t xIndex =
+                    ((n * g.inChannels + firstIn + ic) * g.inH + iy) * g.inW + ix;
+                const int64_t wIndex = ((oc * groupIn + ic) * g.kernelH + ky) * g.kernelW + kx;
+                sum += static_cast<double>(x.loadFloat(xIndex)) * weight.loadFloat(wIndex);
+              }
+            }
+          result.storeFloat(out, static_cast<float>(sum));
+        }
+    }
+  return result;
+}
+
+}  // namespace gxc::reference
