@@ -60,6 +60,9 @@ std::map<std::string, Tensor> bindInputs(const Graph& graph,
       continue;
     }
     Tensor& tensor = file->second.read();
+    // Read again as the model's dtype: for the file's own message on a dtype it does not
+    // match (a float64 file says how to save it as float32).
+    if (tensor.dtype() != input->type.dtype) tensor = readNpy(file->second.path, input->type.dtype);
     if (tensor.dtype() != input->type.dtype || tensor.shape() != input->type.shape)
       throw Error(ErrorKind::Model, {file->second.path, 0, 0},
                   fmt::format("input '{}' is {}{} but the model declares {} ({}:{}:{})",
