@@ -142,6 +142,6 @@ KernelBody movementKernel(const Op& op, const KernelArgs& args);
 KernelBody indexingKernel(const Op& op, const KernelArgs& args);  // cuda_source_indexing.cpp
 KernelBody lossKernel(const Op& op, const KernelArgs& args);
 KernelBody attentionKernel(const Op& op, const KernelArgs& args);  // cuda_source_attention.cpp
-KernelBody convKernel(const Op& op, const KernelArgs& args);  // conv2d
+KernelBody convKernel(const Op& op, const KernelArgs& args);       // conv2d
 
 }  // namespace gxc::cuda

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "ir/infer_type_rules.h"
-#include "ir/infer_type_movement.h"
 #include "ir/conv_geometry.h"
+#include "ir/infer_type_movement.h"
+#include "ir/infer_type_rules.h"
 
 namespace gxc {
 namespace {
