@@ -66,7 +66,7 @@ class DimBinding {
   std::optional<int64_t> find(std::string_view name) const;
   // The concrete shape of a declared input.
   Shape shapeOf(const DeclaredInput& input) const;
-  // "batch=64, seq=16", the names in order.
+  // "batch=64, seq=16", the names sorted.
   std::string str() const;
   // A shape entry written as an integer, a name or a product ("batch*8", "batch*seq"):
   // its value, or nullopt with `error` saying why not.
