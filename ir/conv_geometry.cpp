@@ -1,15 +1,12 @@
 #include "ir/conv_geometry.h"
 
 #include "ir/diagnostic.h"
+#include "ir/infer_type_rules.h"
 
 namespace gxc {
 namespace {
 
-template <typename... Args>
-[[noreturn]] void fail(const Op& op, fmt::format_string<Args...> format, Args&&... args) {
-  modelError(op.loc, "layer '{}': {}: {}", op.layerName(), opName(op.kind),
-             fmt::format(format, std::forward<Args>(args)...));
-}
+using infer::fail;
 
 std::pair<int64_t, int64_t> pairOrFail(const Op& op, const std::string& name, int64_t fallback,
                                        int64_t least) {

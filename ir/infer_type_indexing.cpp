@@ -4,21 +4,13 @@
 
 #include "ir/infer_type.h"
 #include "ir/infer_type_movement.h"
+#include "ir/infer_type_rules.h"
 
 namespace gxc {
 namespace {
 
-template <typename... Args>
-[[noreturn]] void fail(const Op& op, fmt::format_string<Args...> format, Args&&... args) {
-  modelError(op.loc, "layer '{}': {}: {}", op.layerName(), opName(op.kind),
-             fmt::format(format, std::forward<Args>(args)...));
-}
-
-const TensorType& operandType(const Op& op, size_t i) {
-  GXC_CHECK(op.operands[i]->type.known, "operand {} of '{}' has no inferred type", i,
-            op.layerName());
-  return op.operands[i]->type;
-}
+using infer::fail;
+using infer::operandType;
 
 int64_t axisOf(const Op& op, const TensorType& x) {
   int64_t given = op.attrs.getInt("axis", 0);

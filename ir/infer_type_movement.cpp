@@ -3,23 +3,16 @@
 #include <algorithm>
 
 #include "ir/infer_type.h"
+#include "ir/infer_type_rules.h"
 
 namespace gxc {
 namespace {
 
-template <typename... Args>
-[[noreturn]] void fail(const Op& op, fmt::format_string<Args...> format, Args&&... args) {
-  modelError(op.loc, "layer '{}': {}: {}", op.layerName(), opName(op.kind),
-             fmt::format(format, std::forward<Args>(args)...));
-}
-
-const TensorType& operandType(const Op& op) {
-  GXC_CHECK(op.operands[0]->type.known, "operand 0 of '{}' has no inferred type", op.layerName());
-  return op.operands[0]->type;
-}
+using infer::fail;
+using infer::operandType;
 
 Shape slice(const Op& op) {
-  const TensorType& x = operandType(op);
+  const TensorType& x = operandType(op, 0);
   if (!op.attrs.has("start") || !op.attrs.has("end"))
     fail(op, "needs `start` and `end` in the IR (a model's slice has them resolved)");
   auto axis = normalizeAxis(op.attrs.getInt("axis", 0), x.rank());
@@ -37,7 +30,7 @@ Shape slice(const Op& op) {
 }
 
 Shape squeeze(const Op& op) {
-  const TensorType& x = operandType(op);
+  const TensorType& x = operandType(op, 0);
   Shape shape;
   if (!op.attrs.has("axis")) {
     for (int64_t d : x.shape)
@@ -55,7 +48,7 @@ Shape squeeze(const Op& op) {
 }
 
 Shape unsqueeze(const Op& op) {
-  const TensorType& x = operandType(op);
+  const TensorType& x = operandType(op, 0);
   int64_t given = op.attrs.getInt("axis", 0);
   // The new dim may go anywhere among rank + 1 places: axis in [-rank-1, rank].
   auto axis = normalizeAxis(given, x.rank() + 1);
@@ -68,7 +61,7 @@ Shape unsqueeze(const Op& op) {
 }
 
 Shape flatten(const Op& op) {
-  const TensorType& x = operandType(op);
+  const TensorType& x = operandType(op, 0);
   if (x.rank() == 0) return {1};  // torch.flatten of a 0-d tensor gives one element, 1-D
   int64_t startGiven = op.attrs.getInt("start_dim", 0), endGiven = op.attrs.getInt("end_dim", -1);
   auto start = normalizeAxis(startGiven, x.rank()), end = normalizeAxis(endGiven, x.rank());
@@ -85,7 +78,7 @@ Shape flatten(const Op& op) {
 }
 
 Shape expand(const Op& op) {
-  const TensorType& x = operandType(op);
+  const TensorType& x = operandType(op, 0);
   const std::vector<int64_t> wanted = *op.attrs.getIntList("shape");
   int64_t rank = static_cast<int64_t>(wanted.size()), lead = rank - x.rank();
   if (lead < 0) fail(op, "shape {} has fewer dims than {}", shapeString(wanted), x.withoutDevice());
@@ -110,7 +103,7 @@ Shape expand(const Op& op) {
 }
 
 Shape triangle(const Op& op) {
-  const TensorType& x = operandType(op);
+  const TensorType& x = operandType(op, 0);
   if (x.rank() < 2) fail(op, "needs at least 2 dims, got {}", x.withoutDevice());
   return x.shape;
 }

@@ -56,6 +56,7 @@ bool rowWise(const Op& op, const std::vector<bool>& batched) {
   if (isElementwiseUnary(op.kind) || op.kind == OpKind::LogicalNot || op.kind == OpKind::Cast)
     return true;
   if (isElementwise(op.kind)) return elementwiseIsRowWise(op, batched);
+  if (isReduction(op.kind)) return true;  // batchRole has sent reductions over dim 0 elsewhere
   switch (op.kind) {
     case OpKind::Matmul:
       return matmulIsRowWise(op, batched);
@@ -72,17 +73,6 @@ bool rowWise(const Op& op, const std::vector<bool>& batched) {
     case OpKind::Softmax:
     case OpKind::LogSoftmax:
       return !axisIsRows(op.attrs.getInt("axis", -1), x.rank());
-    case OpKind::Sum:
-    case OpKind::Mean:
-    case OpKind::Max:
-    case OpKind::Min:
-    case OpKind::Prod:
-    case OpKind::Argmax:
-    case OpKind::Argmin:
-    case OpKind::Logsumexp:
-    case OpKind::Var:
-    case OpKind::Std:
-      return true;  // batchRole has sent reductions over dim 0 elsewhere
     case OpKind::Reshape:
       // Row-major: when dim 0 stays the same, row r stays the same elements, regrouped.
       return true;
