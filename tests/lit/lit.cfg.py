@@ -20,6 +20,8 @@ config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%tools", os.path.join(config.test_source_root, "tools")))
 config.substitutions.append(("%models", os.path.join(config.gxc_source_dir, "models")))
 config.substitutions.append(("%source", config.gxc_source_dir))
+config.substitutions.append(
+    ("%fixtures", os.path.join(config.gxc_source_dir, "tests", "fixtures", "models")))
 config.environment["PATH"] = os.pathsep.join(
     [config.gxc_binary_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
 # One kernel cache in the build tree for the whole suite: host builds of generated kernels are

@@ -2,9 +2,10 @@
 // variants of mlp and transformer_block (tests/fixtures/models/<model>/model.yaml), is loaded
 // with the weights of tests/fixtures/models/<model>/, compiled by the default pipeline and run
 // on the host by the reference interpreter, on the cpu platform (OpenBLAS GEMMs and generated
-// kernels) and on two virtual GPUs (sim); every run's outputs are compared with the ones
-// make_model_fixtures.py computed, in NumPy (f32) or in PyTorch (f16 and bf16), implementations
-// that share no code with gxc.
+// kernels) and on two virtual GPUs (sim) under every placement; every run's outputs are
+// compared with the ones make_model_fixtures.py computed, in NumPy (f32) or in PyTorch (f16 and
+// bf16), or, for the networks (gpt_decoder, ...), make_network_fixtures.py's torch.nn.Modules:
+// implementations that share no code with gxc.
 #include <unistd.h>
 
 #include <algorithm>
@@ -76,12 +77,15 @@ std::string modelFile(const std::string& model) {
   return fs::exists(variant) ? variant : std::string(GXC_SOURCE_DIR) + "/models/" + model + ".yaml";
 }
 
-// The model as `gxc run --weights W` compiles it for `devices` (default: --devices cpu).
-std::unique_ptr<Graph> compile(const std::string& model, std::vector<Device> devices = {}) {
+// The model as `gxc run --weights W --placement P` compiles it for `devices` (default:
+// --devices cpu), at the sizes of its `dims:`.
+std::unique_ptr<Graph> compile(const std::string& model, std::vector<Device> devices = {},
+                               const std::string& placement = "manual") {
   ModelOptions options;
   options.weightsPath = weightsFor(model);
   auto graph = loadModel(modelFile(model), options);
   PassContext context;
+  context.placement = placement;
   if (!devices.empty()) context.target = Target::of(std::move(devices));
   PassManager manager;
   for (const std::string& pass : defaultPipeline()) manager.add(pass);
@@ -185,6 +189,19 @@ TEST_P(ModelNumericsTest, SimMatchesTheFixture) {
   expectMatchesTheFixture(SimExecutor(*graph, config).run(inputs_), "sim");
 }
 
+// Placement moves work and never changes answers: the same two virtual GPUs under every
+// --placement, each run checked against the fixture.
+TEST_P(ModelNumericsTest, SimMatchesTheFixtureUnderEveryPlacement) {
+  for (const char* placement : {"auto", "data-parallel", "pipeline"}) {
+    SCOPED_TRACE(placement);
+    auto graph = compile(GetParam(), {Device::cuda(0), Device::cuda(1)}, placement);
+    SimConfig config;
+    config.gpus = 2;
+    config.memoryPerGpu = int64_t{1} << 30;
+    expectMatchesTheFixture(SimExecutor(*graph, config).run(inputs_), placement);
+  }
+}
+
 TEST_P(ModelNumericsTest, ReferenceAndCpuAgree) {
   // Each is within the tolerance of the fixture; they are within it of each other too.
   std::map<std::string, Tensor> reference = ReferenceExecutor(*graph_).run(inputs_);
@@ -196,7 +213,7 @@ TEST_P(ModelNumericsTest, ReferenceAndCpuAgree) {
 INSTANTIATE_TEST_SUITE_P(Models, ModelNumericsTest,
                          testing::Values("mlp", "very_big_module_small", "transformer_block",
                                          "losses", "mlp_f16", "mlp_bf16", "transformer_block_f16",
-                                         "transformer_block_bf16"),
+                                         "transformer_block_bf16", "gpt_decoder"),
                          [](const testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });
