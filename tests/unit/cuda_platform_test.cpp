@@ -100,7 +100,8 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, CudaPlatformFixtureTest,
 // A model on `gpus` GPUs (its layers on cuda:0 unless annotated) against the reference;
 // `withoutCublasLtEpilogues`: as if cuBLASLt had no algorithm with an epilogue.
 void expectModelMatchesTheReference(const std::string& model, int gpus, size_t expectedFusedGemms,
-                                    bool withoutCublasLtEpilogues = false) {
+                                    bool withoutCublasLtEpilogues = false,
+                                    bool expectsFusion = true) {
   std::string path = std::string(GXC_SOURCE_DIR) + "/models/" + model;
   auto reference = loadModel(path);
   compile(*reference, {Device::cpu()});
@@ -120,7 +121,7 @@ void expectModelMatchesTheReference(const std::string& model, int gpus, size_t e
     fusedGemms += step.kind == StepKind::Gemm && step.ops.size() > 1;
   }
   EXPECT_EQ(fusedGemms, expectedFusedGemms) << model;
-  EXPECT_GT(fused, 0u) << model << ": the fuse pass fused nothing";
+  if (expectsFusion) EXPECT_GT(fused, 0u) << model << ": the fuse pass fused nothing";
   CudaConfig config = firstGpus(gpus);
   config.pretendNoGemmEpilogueAlgorithm = withoutCublasLtEpilogues;
   CudaExecutor executor(*graph, config);
@@ -147,7 +148,9 @@ TEST(CudaPlatformModels, MlpWithoutCublasLtEpiloguesMatchesTheReference) {
 
 TEST(CudaPlatformModels, TransformerBlockMatchesTheReference) {
   GXC_REQUIRE_GPUS(1);
-  expectModelMatchesTheReference("transformer_block.yaml", 1, 0);  // gelu is erf's: no epilogue
+  // Nothing to fuse: the attention is one kernel already, and the GEMMs' neighbours (reshapes,
+  // residual adds, an erf gelu) are none that cuBLASLt folds.
+  expectModelMatchesTheReference("transformer_block.yaml", 1, 0, false, /*expectsFusion=*/false);
 }
 
 // A matmul's bias add and gelu(tanh) folded into cuBLASLt's GELU_BIAS epilogue.
@@ -186,7 +189,7 @@ graph @mm(%a: f32[64,32] @cpu, %b: f32[32,48] @cpu) -> (r) attributes {seed = 3}
 
 TEST(CudaPlatformModels, TransformerBlockOnTwoGpusMatchesTheReference) {
   GXC_REQUIRE_GPUS(2);
-  expectModelMatchesTheReference("transformer_block.yaml", 2, 0);
+  expectModelMatchesTheReference("transformer_block.yaml", 2, 0, false, /*expectsFusion=*/false);
 }
 
 // Indices out of range: from an input (checked on the host when the run starts) and computed
