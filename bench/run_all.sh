@@ -2,7 +2,7 @@
 # Every benchmark of bench/RESULTS.md, one after the other, in one invocation, with what was
 # measured: the commit (and whether the tree had changes), the date, the machine and its load.
 # Usage: bench/run_all.sh [BUILD_DIR]   (default build-rel: a Release build without the
-# per-pass verifier, as RESULTS.md configures it; needs python3 with numpy)
+# per-pass verifier, as RESULTS.md configures it; needs python3 with numpy and torch)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-rel}
@@ -19,5 +19,6 @@ section batch_transfers_bench;    "$build/bench/batch_transfers_bench" 200
 section data_parallel_bench;      "$build/bench/data_parallel_bench" 4096
 section pipeline_bench;           "$build/bench/pipeline_bench" 4096
 section compile_time_bench.py;    python3 bench/compile_time_bench.py "$build"
+section networks_vs_pytorch.py 20; python3 bench/networks_vs_pytorch.py "$build" 20
 echo
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
