@@ -11,17 +11,17 @@ namespace {
 
 using infer::fail;
 
-int64_t floorDiv(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
-
 // ATen's pooling_output_shape (dilation 1): with ceil_mode a last window that would start in
 // the right padding (or past it) is dropped, so every window holds at least one input element.
+// Requires a kernel that fits the padded input, so that the division is of a non-negative.
 int64_t pooledSize(int64_t in, int64_t kernel, int64_t stride, int64_t pad, bool ceilMode) {
-  int64_t out = floorDiv(in + 2 * pad - kernel + (ceilMode ? stride - 1 : 0), stride) + 1;
+  int64_t out = (in + 2 * pad - kernel + (ceilMode ? stride - 1 : 0)) / stride + 1;
   if (ceilMode && (out - 1) * stride >= in + pad) --out;
   return out;
 }
 
-// The input extent one output reads along an axis: its window clipped to the input.
+// The input rows (or columns) the windows of all `out` outputs read along one axis, each
+// window clipped to the input.
 double clippedWindowTotal(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t pad) {
   double total = 0;
   for (int64_t o = 0; o < out; ++o) {
