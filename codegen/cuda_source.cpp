@@ -12,6 +12,7 @@
 #include "codegen/cuda_emit.h"
 #include "ir/diagnostic.h"
 #include "ir/kernel_steps.h"
+#include "ir/pool_geometry.h"
 
 namespace gxc {
 namespace {
@@ -73,6 +74,7 @@ KernelBody generate(const KernelStep& step, const KernelArgs& args) {
   if (first.kind == OpKind::ScaledDotProductAttention) return cuda::attentionKernel(first, args);
   if (isIndexing(first.kind)) return cuda::indexingKernel(first, args);
   if (first.kind == OpKind::Conv2d) return cuda::convKernel(first, args);
+  if (isPool2d(first.kind)) return cuda::poolKernel(first, args);
   return cuda::lossKernel(first, args);
 }
 

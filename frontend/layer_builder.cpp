@@ -63,8 +63,10 @@ void checkAttrValue(const YamlReader& reader, const YAML::Node& node, const std:
   } else if (key == "in_channels" || key == "out_channels" || key == "groups") {
     if (std::get<int64_t>(value) <= 0)
       reader.fail(node, "{}: {} must be positive, got {}", what, key, std::get<int64_t>(value));
-  } else if (key == "kernel_size" || key == "stride" || key == "dilation" || key == "padding") {
-    // An int or an [h, w] pair (ir/conv_geometry.h); padding `same` is read before this.
+  } else if (key == "kernel_size" || key == "stride" || key == "dilation" || key == "padding" ||
+             key == "output_size") {
+    // An int or an [h, w] pair (ir/conv_geometry.h, ir/pool_geometry.h); padding `same` is read
+    // before this.
     if (std::holds_alternative<std::string>(value)) return;
     std::vector<int64_t> pair;
     if (const auto* list = std::get_if<std::vector<int64_t>>(&value))
@@ -203,11 +205,11 @@ Attrs ModelBuilder::layerAttrs(const YAML::Node& layer, OpKind kind, const std::
     AttrValue value;
     if (kind == OpKind::Reshape && key == "shape" && node.IsSequence()) {
       value = reshapeEntries(node, attrWhat);
-    } else if (key == "padding" && node.IsScalar() && !isIntegerText(node.Scalar())) {
+    } else if (key == "padding" && (spec->kinds & maskOf(AttrKind::String)) && node.IsScalar() &&
+               !isIntegerText(node.Scalar())) {
       if (node.Scalar() != "same")
-        reader_.fail(node,
-                     "{}: conv2d: padding must be an integer, a list of two or `same`, got '{}'",
-                     what, node.Scalar());
+        reader_.fail(node, "{}: {}: padding must be an integer, a list of two or `same`, got '{}'",
+                     what, opName(kind), node.Scalar());
       value = std::string("same");
     } else if ((spec->kinds & maskOf(AttrKind::IntList)) && node.IsSequence()) {
       std::vector<int64_t> list;

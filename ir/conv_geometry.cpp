@@ -4,20 +4,17 @@
 #include "ir/infer_type_rules.h"
 
 namespace gxc {
-namespace {
 
 using infer::fail;
 
-std::pair<int64_t, int64_t> pairOrFail(const Op& op, const std::string& name, int64_t fallback,
-                                       int64_t least) {
+std::pair<int64_t, int64_t> attrPairOrFail(const Op& op, const std::string& name, int64_t fallback,
+                                           int64_t least) {
   auto pair = attrPair(op.attrs, name, fallback);
   if (!pair) fail(op, "{} must be an integer or a list of two", name);
   if (pair->first < least || pair->second < least)
     fail(op, "{} must be at least {}, got [{}, {}]", name, least, pair->first, pair->second);
   return *pair;
 }
-
-}  // namespace
 
 std::optional<std::pair<int64_t, int64_t>> attrPair(const Attrs& attrs, const std::string& name,
                                                     int64_t fallback) {
@@ -45,9 +42,9 @@ ConvGeometry conv2dGeometry(const Op& op) {
   if (g.inChannels % g.groups != 0 || g.outChannels % g.groups != 0)
     fail(op, "groups = {} must divide in_channels = {} and out_channels = {}", g.groups,
          g.inChannels, g.outChannels);
-  std::tie(g.kernelH, g.kernelW) = pairOrFail(op, "kernel_size", 0, 1);
-  std::tie(g.strideH, g.strideW) = pairOrFail(op, "stride", 1, 1);
-  std::tie(g.dilationH, g.dilationW) = pairOrFail(op, "dilation", 1, 1);
+  std::tie(g.kernelH, g.kernelW) = attrPairOrFail(op, "kernel_size", 0, 1);
+  std::tie(g.strideH, g.strideW) = attrPairOrFail(op, "stride", 1, 1);
+  std::tie(g.dilationH, g.dilationW) = attrPairOrFail(op, "dilation", 1, 1);
   if (x.rank() != 4) fail(op, "needs x of shape [N, C, H, W], got {}", x.withoutDevice());
   g.batch = x.shape[0];
   g.inH = x.shape[2];
@@ -71,7 +68,7 @@ ConvGeometry conv2dGeometry(const Op& op) {
     g.padLeft = (spanW - 1) / 2;
     g.padRight = spanW - 1 - g.padLeft;
   } else {
-    auto [padH, padW] = pairOrFail(op, "padding", 0, 0);
+    auto [padH, padW] = attrPairOrFail(op, "padding", 0, 0);
     g.padTop = g.padBottom = padH;
     g.padLeft = g.padRight = padW;
   }

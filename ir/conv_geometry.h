@@ -31,5 +31,9 @@ ConvGeometry conv2dGeometry(const Op& op);
 // An int or [h, w] attribute as a pair; nullopt for a list that is not of two entries.
 std::optional<std::pair<int64_t, int64_t>> attrPair(const Attrs& attrs, const std::string& name,
                                                     int64_t fallback);
+// The same, with both entries at least `least`; anything else is the model's error at the
+// layer (the pools of ir/pool_geometry.h read their pairs with it too).
+std::pair<int64_t, int64_t> attrPairOrFail(const Op& op, const std::string& name, int64_t fallback,
+                                           int64_t least);
 
 }  // namespace gxc

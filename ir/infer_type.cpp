@@ -5,6 +5,7 @@
 #include "ir/conv_geometry.h"
 #include "ir/infer_type_movement.h"
 #include "ir/infer_type_rules.h"
+#include "ir/pool_geometry.h"
 
 namespace gxc {
 namespace {
@@ -345,6 +346,12 @@ TensorType inferResultType(const Op& op) {
       break;
     case OpKind::Conv2d:
       result.shape = conv2d(op);
+      break;
+    case OpKind::MaxPool2d:
+    case OpKind::AvgPool2d:
+    case OpKind::AdaptiveAvgPool2d:
+      requireFloat(op, first);
+      result.shape = pool2dResultShape(op, pool2dGeometry(op));
       break;
     case OpKind::MseLoss:
     case OpKind::CrossEntropy:

@@ -219,6 +219,30 @@ std::vector<OpSchema> buildSchemas() {
                 {"dilation", kInt | kIntList},
                 {"groups", kInt},
                 {"bias", kBool}}});
+  // kernel_size, stride (absent: kernel_size), padding and output_size are each an int or an
+  // [h, w] pair (ir/pool_geometry.h reads them).
+  s.push_back({OpKind::MaxPool2d,
+               "max_pool2d",
+               1,
+               1,
+               {{"kernel_size", kInt | kIntList, true},
+                {"stride", kInt | kIntList},
+                {"padding", kInt | kIntList},
+                {"ceil_mode", kBool}}});
+  s.push_back({OpKind::AvgPool2d,
+               "avg_pool2d",
+               1,
+               1,
+               {{"kernel_size", kInt | kIntList, true},
+                {"stride", kInt | kIntList},
+                {"padding", kInt | kIntList},
+                {"ceil_mode", kBool},
+                {"count_include_pad", kBool}}});
+  s.push_back({OpKind::AdaptiveAvgPool2d,
+               "adaptive_avg_pool2d",
+               1,
+               1,
+               {{"output_size", kInt | kIntList, true}}});
   for (size_t i = 0; i < s.size(); ++i)
     GXC_CHECK(static_cast<size_t>(s[i].kind) == i, "op schema table out of enum order at {}", i);
   return s;

@@ -108,7 +108,11 @@ namespace gxc {
   X(Repeat, "repeat")                                          \
   X(Cumsum, "cumsum")                                          \
   GXC_OP_KINDS_REDUCTIONS_LOSSES(X)                            \
-  X(Conv2d, "conv2d")
+  X(Conv2d, "conv2d")                                          \
+  /* pooling (format 1.1) */                                   \
+  X(MaxPool2d, "max_pool2d")                                   \
+  X(AvgPool2d, "avg_pool2d")                                   \
+  X(AdaptiveAvgPool2d, "adaptive_avg_pool2d")
 
 enum class OpKind {
 #define GXC_ENUM(id, name) id,

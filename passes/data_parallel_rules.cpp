@@ -120,6 +120,10 @@ bool rowWise(const Op& op, const std::vector<bool>& batched) {
     }
     case OpKind::Conv2d:  // each sample convolved alone with the same weights
       return onlyFirstBatched();
+    case OpKind::MaxPool2d:  // each [H, W] plane pooled alone: a sample (or channel) per row
+    case OpKind::AvgPool2d:
+    case OpKind::AdaptiveAvgPool2d:
+      return onlyFirstBatched();
     case OpKind::Embedding:  // a lookup per index
       return onlyFirstBatched();
     case OpKind::ScaledDotProductAttention: {

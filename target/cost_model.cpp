@@ -4,6 +4,7 @@
 
 #include "ir/conv_geometry.h"
 #include "ir/diagnostic.h"
+#include "ir/pool_geometry.h"
 
 namespace gxc {
 
@@ -67,6 +68,11 @@ double convFlops(const Op& op) {
   double perOutput = static_cast<double>(g.inChannels / g.groups) * static_cast<double>(g.kernelH) *
                      static_cast<double>(g.kernelW);
   return 2.0 * outputs * perOutput + (g.bias ? outputs : 0.0);
+}
+
+double poolFlops(const Op& op) {
+  if (!isPool2d(op.kind)) return 0;
+  return pool2dWindowElements(pool2dGeometry(op));
 }
 
 int64_t opTrafficBytes(const Op& op) {
@@ -164,10 +170,20 @@ double gemmMathSeconds(const std::vector<const Op*>& ops, const Device& device,
 double kernelSeconds(const std::vector<const Op*>& ops, int64_t bytes, const Device& device,
                      const CostTable& costs) {
   double math = gemmMathSeconds(ops, device, costs);
+  // A pool's window elements (poolFlops), a compare or an add each: on a GPU math on the CUDA
+  // cores that overlaps the traffic; on the host a load each of the one-thread generated
+  // kernel, priced as its bytes are. Pools are never fused, so no GEMM shares their kernel.
+  double windowFlops = 0, windowBytes = 0;
+  for (const Op* op : ops) {
+    double flops = poolFlops(*op);
+    windowFlops += flops;
+    windowBytes += flops * static_cast<double>(dtypeSize(op->operands[0]->type.dtype));
+  }
   if (device.isCuda())
-    return std::max(math, static_cast<double>(bytes) / costs.memoryBytesPerSecond) +
+    return std::max(math + windowFlops / costs.gemmF32FlopsPerSecond,
+                    static_cast<double>(bytes) / costs.memoryBytesPerSecond) +
            costs.kernelLaunchSeconds;
-  double generatedBytes = static_cast<double>(bytes);
+  double generatedBytes = static_cast<double>(bytes) + windowBytes;
   if (math > 0)
     generatedBytes =
         ops.size() > 1 ? 2.0 * static_cast<double>(ops.back()->result->type.bytes()) : 0.0;

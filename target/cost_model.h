@@ -8,6 +8,8 @@
 //     the peak rate of its dtype (tensor cores for f16/bf16, and for f32 when TF32 is allowed)
 //     times an efficiency that grows with its shape (gemmEfficiency), and its operands and
 //     result once over HBM;
+//   - a pool also does one operation per window element (poolFlops), at the CUDA cores' f32
+//     rate on a GPU, overlapping its traffic; on the host each is a load of its window;
 //   - any other kernel moves its bytes at the memory rate, plus a launch; on a GPU a reshape
 //     or a slice of whole rows is a view (no kernel, no time), on the host a copy of its result;
 //   - on the host, a GEMM is OpenBLAS's flops (and a fused epilogue its result read and
@@ -83,6 +85,9 @@ double attentionFlops(const Op& op);
 // FLOPs of a conv2d: 2 * N * Cout * Hout * Wout * Cin / groups * kh * kw, plus the bias; 0
 // for any other op.
 double convFlops(const Op& op);
+// The window elements of a max_pool2d, avg_pool2d or adaptive_avg_pool2d, one operation each
+// (a compare or an add; padding not counted); 0 for any other op.
+double poolFlops(const Op& op);
 // Bytes an op reads and writes: every operand once plus its result.
 int64_t opTrafficBytes(const Op& op);
 

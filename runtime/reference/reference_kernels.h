@@ -73,6 +73,8 @@ Tensor repeatOp(const Op& op, const Operands& operands);
 Tensor cumsumOp(const Op& op, const Operands& operands);
 // reference_conv.cpp
 Tensor conv2dOp(const Op& op, const Operands& operands);
+// reference_pool.cpp: max_pool2d, avg_pool2d, adaptive_avg_pool2d
+Tensor pool2dOp(const Op& op, const Operands& operands);
 // reference_loss.cpp
 enum class LossReduction { None, Sum, Mean };
 LossReduction lossReduction(const Op& op);

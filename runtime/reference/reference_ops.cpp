@@ -61,6 +61,10 @@ Tensor evaluateReferenceOp(const Op& op, const std::vector<const Tensor*>& opera
       return embeddingOp(op, operands);
     case OpKind::Conv2d:
       return conv2dOp(op, operands);
+    case OpKind::MaxPool2d:
+    case OpKind::AvgPool2d:
+    case OpKind::AdaptiveAvgPool2d:
+      return pool2dOp(op, operands);
     case OpKind::MseLoss:
     case OpKind::L1Loss:
     case OpKind::SmoothL1Loss:

@@ -75,7 +75,7 @@ TEST_P(NvrtcModelKernels, FusedModelKernelsAssembleWithPtxas) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, NvrtcModelKernels,
-                         testing::Values("transformer_block", "mlp", "losses"),
+                         testing::Values("transformer_block", "mlp", "losses", "pooling"),
                          [](const testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });

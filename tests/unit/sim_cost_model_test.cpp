@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -272,6 +273,32 @@ TEST(SimCostModelTest, CopyDirectionFollowsTheDevices) {
   EXPECT_EQ(copyDirection(Device::cuda(1), Device::cpu()), CopyDirection::DeviceToHost);
   EXPECT_EQ(copyDirection(Device::cuda(0), Device::cuda(1)), CopyDirection::DeviceToDevice);
   EXPECT_EQ(copyDirection(Device::cpu(), Device::cpu()), CopyDirection::HostToHost);
+}
+
+// A pool does one operation per element of its windows (padding not counted). On a GPU that
+// math overlaps its traffic; on the host each is a load of the one-thread generated kernel.
+TEST(SimCostModelTest, APoolCostsItsBytesAndItsWindowElements) {
+  auto graph = parseGraph(R"(graph @pools(%x: f32[2,3,7,7] @cuda:0, %h: f32[2,3,7,7] @cpu) -> (m) {
+  %m = max_pool2d %x {kernel_size = 3, stride = 2, padding = 1} : f32[2,3,4,4] @cuda:0
+  %a = adaptive_avg_pool2d %x {output_size = [3, 2]} : f32[2,3,3,2] @cuda:0
+  %hm = max_pool2d %h {kernel_size = 3, stride = 2, padding = 1} : f32[2,3,4,4] @cpu
+  %r = relu %x : f32[2,3,7,7] @cuda:0
+  return %m
+})",
+                          "pools.gxir");
+  const CostTable& costs = h100SxmCosts();
+  // Windows of 3 from -1 by 2 over 7: [0, 2), [1, 4), [3, 6), [5, 7), 10 rows and 10 columns.
+  EXPECT_DOUBLE_EQ(poolFlops(opNamed(*graph, "m")), 2 * 3 * 10 * 10);
+  // 7 rows in 3: [0, 3), [2, 5), [4, 7); 7 columns in 2: [0, 4), [3, 7).
+  EXPECT_DOUBLE_EQ(poolFlops(opNamed(*graph, "a")), 2 * 3 * 9 * 8);
+  EXPECT_EQ(poolFlops(opNamed(*graph, "r")), 0.0);
+  const double bytes = 4.0 * (2 * 3 * 7 * 7 + 2 * 3 * 4 * 4);
+  EXPECT_DOUBLE_EQ(
+      simOpSeconds(opNamed(*graph, "m"), Device::cuda(0)),
+      std::max(600.0 / costs.gemmF32FlopsPerSecond, bytes / costs.memoryBytesPerSecond) +
+          costs.kernelLaunchSeconds);
+  EXPECT_DOUBLE_EQ(simOpSeconds(opNamed(*graph, "hm"), Device::cpu()),
+                   (bytes + 4.0 * 600) / costs.hostMemoryBytesPerSecond + costs.hostOpSeconds);
 }
 
 }  // namespace

@@ -1,0 +1,79 @@
+// The generated kernels of max_pool2d, avg_pool2d and adaptive_avg_pool2d: one thread per
+// output element visits its window of the input plane, with the geometry of
+// ir/pool_geometry.h baked in, in f32 whatever the storage dtype. The cpu and sim platforms
+// run the same text built for the host.
+#include <fmt/format.h>
+
+#include "codegen/cuda_emit.h"
+#include "ir/diagnostic.h"
+#include "ir/pool_geometry.h"
+
+namespace gxc::cuda {
+namespace {
+
+// Statements that set y0, y1, x0, x1 (the input rows and columns the window reads) and, for a
+// fixed window, where it starts and ends in the padded input (what count_include_pad divides
+// by; a ceil_mode window is clipped at the right padding, as PyTorch does).
+std::string windowBounds(const PoolGeometry& g) {
+  if (g.adaptive)
+    return fmt::format(
+        "    const gxc_i64 y0 = oy * {inH} / {outH}, y1 = ((oy + 1) * {inH} + {outH} - 1) / "
+        "{outH};\n"
+        "    const gxc_i64 x0 = ox * {inW} / {outW}, x1 = ((ox + 1) * {inW} + {outW} - 1) / "
+        "{outW};\n",
+        fmt::arg("inH", intLiteral(g.inH)), fmt::arg("inW", intLiteral(g.inW)),
+        fmt::arg("outH", intLiteral(g.outH)), fmt::arg("outW", intLiteral(g.outW)));
+  return fmt::format(
+      "    const gxc_i64 yStart = oy * {sh} - {ph}, xStart = ox * {sw} - {pw};\n"
+      "    const gxc_i64 yPadEnd = yStart + {kh} < {inH} + {ph} ? yStart + {kh} : {inH} + {ph};\n"
+      "    const gxc_i64 xPadEnd = xStart + {kw} < {inW} + {pw} ? xStart + {kw} : {inW} + {pw};\n"
+      "    const gxc_i64 y0 = yStart > 0 ? yStart : 0, y1 = yPadEnd < {inH} ? yPadEnd : {inH};\n"
+      "    const gxc_i64 x0 = xStart > 0 ? xStart : 0, x1 = xPadEnd < {inW} ? xPadEnd : {inW};\n",
+      fmt::arg("inH", intLiteral(g.inH)), fmt::arg("inW", intLiteral(g.inW)),
+      fmt::arg("kh", intLiteral(g.kernelH)), fmt::arg("kw", intLiteral(g.kernelW)),
+      fmt::arg("sh", intLiteral(g.strideH)), fmt::arg("sw", intLiteral(g.strideW)),
+      fmt::arg("ph", intLiteral(g.padH)), fmt::arg("pw", intLiteral(g.padW)));
+}
+
+}  // namespace
+
+KernelBody poolKernel(const Op& op, const KernelArgs& args) {
+  GXC_CHECK(isPool2d(op.kind), "layer '{}': {} is not a pool", op.layerName(), opName(op.kind));
+  const PoolGeometry g = pool2dGeometry(op);
+  const int64_t count = op.result->type.numel();
+  const std::string load = loadFloat(op.operands[0]->type.dtype,
+                                     fmt::format("in{}", args.indexOf(op.operands[0])), "at");
+  const bool max = op.kind == OpKind::MaxPool2d;
+  // max_pool2d pads with -inf, so padding never wins; a NaN in the window wins, as in torch.
+  const std::string start = max ? "float best = gxc_neg_inf();" : "float sum = 0.0f;";
+  const std::string accumulate =
+      max ? "if (best == best && (v > best || v != v)) best = v;" : "sum += v;";
+  std::string value = "best";
+  if (!max)
+    value = g.adaptive || !g.countIncludePad
+                ? "sum / (float)((y1 - y0) * (x1 - x0))"
+                : "sum / (float)((yPadEnd - yStart) * (xPadEnd - xStart))";
+  std::string body = pointerDecls(args) + gridStrideLoop("i", count, "  ");
+  body += fmt::format(
+      "    const gxc_i64 ox = i % {outW}, oy = (i / {outW}) % {outH}, plane = i / ({outW} * "
+      "{outH});\n"
+      "{bounds}"
+      "    {start}\n"
+      "    for (gxc_i64 y = y0; y < y1; ++y) {{\n"
+      "      for (gxc_i64 x = x0; x < x1; ++x) {{\n"
+      "        const gxc_i64 at = (plane * {inH} + y) * {inW} + x;\n"
+      "        const float v = {load};\n"
+      "        {accumulate}\n"
+      "      }}\n"
+      "    }}\n"
+      "    {store}\n"
+      "  }}\n",
+      fmt::arg("outW", intLiteral(g.outW)), fmt::arg("outH", intLiteral(g.outH)),
+      fmt::arg("inH", intLiteral(g.inH)), fmt::arg("inW", intLiteral(g.inW)),
+      fmt::arg("bounds", windowBounds(g)), fmt::arg("start", start), fmt::arg("load", load),
+      fmt::arg("accumulate", accumulate),
+      fmt::arg("store", storeFloat(op.result->type.dtype, "out", "i", value)));
+  return {std::string(opName(op.kind)), std::move(body), gpuElementwiseLaunch(count), {1, 1}};
+}
+
+}  // namespace gxc::cuda
