@@ -59,6 +59,22 @@ std::vector<Value*> ModelBuilder::createdParams(const YAML::Node& layer, OpKind 
                    channels);
     params.push_back(named("weight", dtype, {channels}, ones));
     params.push_back(named("bias", dtype, {channels}, zeros));
+  } else if (kind == OpKind::BatchNorm) {
+    int64_t features = attrs.getInt("num_features", 0);
+    if (features <= 0)
+      reader_.fail(layer, "layer '{}': batch_norm: num_features must be positive, got {}", name,
+                   features);
+    // nn.BatchNorm's buffers and params, in the dtype of x as module.half() leaves them: the
+    // statistics of an untrained module (mean 0, variance 1), weight 1 and bias 0. The IR op
+    // reads the running statistics, then the affine params; num_batches_tracked (an i64 count,
+    // 0-d) is only a state_dict entry until training counts batches with it.
+    params.push_back(named("running_mean", dtype, {features}, zeros));
+    params.push_back(named("running_var", dtype, {features}, ones));
+    named("num_batches_tracked", DType::I64, {}, zeros);
+    if (attrs.getBool("affine", true)) {
+      params.push_back(named("weight", dtype, {features}, ones));
+      params.push_back(named("bias", dtype, {features}, zeros));
+    }
   } else if (kind == OpKind::Conv2d) {
     int64_t in = attrs.getInt("in_channels", 0), out = attrs.getInt("out_channels", 0);
     int64_t groups = attrs.getInt("groups", 1);
