@@ -203,6 +203,16 @@ graph @bns(%x: f32[3,5,6] @cpu) -> (r) attributes {seed = 5} {
   return %r
 })",
        2},
+      // batch_norm in a row anchor's tail, at each element of the softmax's rows.
+      {"softmax_then_batch_norm", R"(
+graph @sbn(%x: f32[2,3,4] @cpu) -> (r) attributes {seed = 5} {
+  %m = param {init = "normal", name = "m", seed = 5} : f32[3] @cpu
+  %v = param {high = 2.0, init = "uniform", low = 0.5, name = "v", seed = 5} : f32[3] @cpu
+  %s = softmax %x {axis = -1, kernel = "k0"} : f32[2,3,4] @cpu
+  %r = batch_norm %s, %m, %v {affine = false, kernel = "k0", num_features = 3} : f32[2,3,4] @cpu
+  return %r
+})",
+       2},
       {"f16_batch_norm_then_silu", R"(
 graph @hbn(%x: f16[2,3,2,2] @cpu) -> (r) attributes {seed = 5} {
   %m = param {init = "normal", name = "m", seed = 5} : f16[3] @cpu
