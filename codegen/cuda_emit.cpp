@@ -262,11 +262,43 @@ std::string elementwiseExpr(const Op& op, const std::vector<std::string>& operan
     case OpKind::Softplus:
       return fmt::format("gxc_softplus({}, {}, {})", a, literal(op.attrs.getFloat("beta", 1.0)),
                          literal(op.attrs.getFloat("threshold", 20.0)));
+    case OpKind::BatchNorm: {  // operands: x, then its channel's mean, variance[, weight, bias]
+      std::string normalized =
+          fmt::format("(({} - {}) / {}({} + {}))", a, operands.at(1), math("sqrt"), operands.at(2),
+                      literal(op.attrs.getFloat("eps", 1e-5)));
+      if (operands.size() == 3) return normalized;
+      return fmt::format("({} * {} + {})", normalized, operands.at(3), operands.at(4));
+    }
     default:
       GXC_CHECK(false, "layer '{}': {} is not elementwise", op.layerName(), opName(op.kind));
   }
   return "";
 }
+
+namespace {
+
+// Loads, into `name`, the element of a channelwise op's (batch_norm's) per-channel operand
+// for the channel of op's element: op's dim 1, which is the root's dim (root rank - op rank
+// + 1) where op's result broadcasts into the root. Never cached by value as the broadcast
+// operands are: another member may read the same value broadcast the NumPy way.
+std::string channelOperand(const Op& op, const Value& operand, const KernelArgs& args,
+                           const std::set<const Op*>& members, const Shape& rootShape,
+                           const std::string& indent, const std::string& coordPrefix,
+                           const std::string& name, std::string& loads) {
+  GXC_CHECK(!operand.producer || !members.count(operand.producer),
+            "per-channel operand '{}' of '{}' computed in its kernel", operand.name,
+            op.layerName());
+  const Shape& opShape = op.result->type.shape;
+  std::string index = opShape[1] == 1
+                          ? "0"
+                          : fmt::format("{}{}", coordPrefix, rootShape.size() - opShape.size() + 1);
+  int arg = args.indexOf(&operand);
+  loads += fmt::format("{}const {} {} = {};\n", indent, computeType(operand.type.dtype), name,
+                       loadElement(operand.type.dtype, fmt::format("in{}", arg), index));
+  return name;
+}
+
+}  // namespace
 
 ElementwiseCode elementwiseValue(const std::vector<const Op*>& members, const Value* root,
                                  const KernelArgs& args,
@@ -277,10 +309,18 @@ ElementwiseCode elementwiseValue(const std::vector<const Op*>& members, const Va
   std::map<const Value*, std::string> names = given;
   std::string loads, compute;
   bool needsCoords = false;
+  int channelLoads = 0;
   std::set<const Op*> memberSet(members.begin(), members.end());
   for (const Op* op : members) {
     std::vector<std::string> operands;
     for (const Value* operand : op->operands) {
+      if (isChannelwise(op->kind) && !operands.empty()) {
+        operands.push_back(channelOperand(*op, *operand, args, memberSet, rootShape, indent,
+                                          prefix + "c",
+                                          fmt::format("{}ch{}", prefix, channelLoads++), loads));
+        needsCoords = needsCoords || op->result->type.shape[1] != 1;
+        continue;
+      }
       if (!names.count(operand)) {
         GXC_CHECK(!operand->producer || !memberSet.count(operand->producer),
                   "member '{}' read before it is computed", operand->name);

@@ -60,13 +60,14 @@ KernelBody generate(const KernelStep& step, const KernelArgs& args) {
       anchor = op;
       continue;
     }
-    GXC_CHECK(step.ops.size() == 1 || isElementwise(op->kind),
+    GXC_CHECK(step.ops.size() == 1 || isElementwise(op->kind) || isChannelwise(op->kind),
               "kernel {}: member '{}' ({}) is neither elementwise nor its anchor", step.kernelAttr,
               op->layerName(), opName(op->kind));
   }
   if (step.kind == StepKind::Gemm) return cuda::epilogueKernel(step, args);
   if (anchor) return cuda::rowKernel(step, *anchor, args);
-  if (isElementwise(first.kind)) return cuda::elementwiseKernel(step, args);
+  if (isElementwise(first.kind) || isChannelwise(first.kind))
+    return cuda::elementwiseKernel(step, args);
   if (isRowAnchor(first.kind)) return cuda::rowKernel(step, first, args);
   GXC_CHECK(step.ops.size() == 1, "kernel {}: {} cannot be fused", step.kernelAttr,
             opName(first.kind));

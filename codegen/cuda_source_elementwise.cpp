@@ -1,7 +1,8 @@
 // Elementwise kernels: one op, a fused chain or tree of them, or a GEMM's epilogue. One
 // thread per element of the root's result, over a grid-stride loop; every member is computed
 // at that element (a member of a smaller shape broadcasts into the root's, so its value there
-// is its value at the broadcast coordinates), and only the root is stored.
+// is its value at the broadcast coordinates; batch_norm reads its per-channel params at the
+// channel's coordinate), and only the root is stored.
 #include <fmt/format.h>
 
 #include "codegen/cuda_emit.h"
@@ -14,8 +15,8 @@ KernelBody elementwiseBody(const std::vector<const Op*>& members, const KernelAr
                            std::string family) {
   const Value* root = members.back()->result;
   for (const Op* op : members)
-    GXC_CHECK(isElementwise(op->kind), "layer '{}': {} in an elementwise kernel", op->layerName(),
-              opName(op->kind));
+    GXC_CHECK(isElementwise(op->kind) || isChannelwise(op->kind),
+              "layer '{}': {} in an elementwise kernel", op->layerName(), opName(op->kind));
   int64_t count = root->type.numel();
   std::string body = pointerDecls(args) + gridStrideLoop("i", count, "  ") +
                      elementwiseTail(members, root, args, {}, "i", "    ") + "  }\n";

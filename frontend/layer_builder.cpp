@@ -1,12 +1,11 @@
-// Layers and groups: ops, their attributes, the params that layers create (named as PyTorch
-// names them, so a state_dict loads unchanged), and their devices.
+// Layers and groups: ops, their attributes and their devices (the params that layers create
+// are layer_params.cpp's).
 #include <algorithm>
 #include <cmath>
 
 #include <fmt/ranges.h>
 
 #include "frontend/model_builder.h"
-#include "ir/conv_geometry.h"
 #include "ir/infer_type.h"
 
 namespace gxc {
@@ -36,13 +35,6 @@ std::pair<int, int> modelInputCount(OpKind kind, bool hasScalar) {
     default:
       return {1, 1};
   }
-}
-
-// The key of a loss layer that names a param it reads (a class weight), if it has one.
-const char* weightKey(OpKind kind) {
-  if (kind == OpKind::CrossEntropy || kind == OpKind::NllLoss) return "weight";
-  if (kind == OpKind::BceWithLogits) return "pos_weight";
-  return nullptr;
 }
 
 // Whether a YAML scalar reads as an integer: conv2d's padding is one, a pair or a word.
@@ -99,6 +91,12 @@ void checkAttrValue(const YamlReader& reader, const YAML::Node& node, const std:
 }
 
 }  // namespace
+
+const char* weightKey(OpKind kind) {
+  if (kind == OpKind::CrossEntropy || kind == OpKind::NllLoss) return "weight";
+  if (kind == OpKind::BceWithLogits) return "pos_weight";
+  return nullptr;
+}
 
 void ModelBuilder::collectLayerNames(const YAML::Node& layers) {
   for (const YAML::Node& layer : layers) {
@@ -231,89 +229,6 @@ Attrs ModelBuilder::layerAttrs(const YAML::Node& layer, OpKind kind, const std::
     attrs.set(key, value);
   }
   return attrs;
-}
-
-std::vector<Value*> ModelBuilder::createdParams(const YAML::Node& layer, OpKind kind,
-                                                const std::string& name,
-                                                const std::vector<Value*>& inputs,
-                                                const Attrs& attrs) {
-  SourceLoc loc = reader_.loc(layer);
-  auto uniform = [](double bound) {
-    Attrs init;
-    init.set("init", std::string("uniform"));
-    init.set("low", -bound);
-    init.set("high", bound);
-    return init;
-  };
-  auto named = [&](const char* what, DType dtype, Shape shape, Attrs init) {
-    std::string paramName = name + "." + what;
-    if (!checkedNumel(shape))
-      reader_.fail(layer,
-                   "layer '{}': param '{}' of shape {} has more elements than fit in 64 bits", name,
-                   paramName, shapeString(shape));
-    define(paramName, layer);
-    return addParam(paramName, TensorType::of(dtype, std::move(shape)), init, loc);
-  };
-  DType dtype = inputs[0]->type.dtype;
-  Attrs ones, zeros;  // nn.LayerNorm's, nn.RMSNorm's and nn.GroupNorm's initial weight and bias
-  ones.set("init", std::string("ones"));
-  zeros.set("init", std::string("zeros"));
-  std::vector<Value*> params;
-  if (kind == OpKind::Linear) {
-    int64_t in = attrs.getInt("in_features", 0), out = attrs.getInt("out_features", 0);
-    // nn.Linear's default: kaiming_uniform(a=sqrt(5)) for the weight and U(+-1/sqrt(in)) for
-    // the bias, which both come to a bound of 1/sqrt(in_features).
-    double bound = 1.0 / std::sqrt(static_cast<double>(in));
-    params.push_back(named("weight", dtype, {out, in}, uniform(bound)));
-    if (attrs.getBool("bias", true)) params.push_back(named("bias", dtype, {out}, uniform(bound)));
-  } else if ((kind == OpKind::LayerNorm && attrs.getBool("affine", true)) ||
-             (kind == OpKind::RmsNorm && attrs.getBool("elementwise_affine", true))) {
-    const TensorType& x = inputs[0]->type;
-    if (x.rank() == 0)
-      reader_.fail(layer, "layer '{}': {}: needs at least one dimension, got {}", name,
-                   opName(kind), x.withoutDevice());
-    // Shaped as normalized_shape; shape inference then checks it against x's last dims.
-    Shape normalized = normalizedShapeOf(attrs, x.shape);
-    params.push_back(named("weight", dtype, normalized, ones));
-    if (kind == OpKind::LayerNorm) params.push_back(named("bias", dtype, normalized, zeros));
-  } else if (kind == OpKind::GroupNorm && attrs.getBool("affine", true)) {
-    int64_t channels = attrs.getInt("num_channels", 0);
-    if (channels <= 0)
-      reader_.fail(layer, "layer '{}': group_norm: num_channels must be positive, got {}", name,
-                   channels);
-    params.push_back(named("weight", dtype, {channels}, ones));
-    params.push_back(named("bias", dtype, {channels}, zeros));
-  } else if (kind == OpKind::Conv2d) {
-    int64_t in = attrs.getInt("in_channels", 0), out = attrs.getInt("out_channels", 0);
-    int64_t groups = attrs.getInt("groups", 1);
-    if (in % groups != 0 || out % groups != 0)
-      reader_.fail(layer,
-                   "layer '{}': conv2d: groups = {} must divide in_channels = {} and "
-                   "out_channels = {}",
-                   name, groups, in, out);
-    auto [kh, kw] = *attrPair(attrs, "kernel_size", 1);
-    // nn.Conv2d's default, as nn.Linear's: kaiming_uniform(a=sqrt(5)) for the weight and
-    // U(+-1/sqrt(fan_in)) for the bias, both a bound of 1/sqrt(in/groups * kh * kw).
-    double bound = 1.0 / std::sqrt(static_cast<double>(in / groups * kh * kw));
-    params.push_back(named("weight", dtype, {out, in / groups, kh, kw}, uniform(bound)));
-    if (attrs.getBool("bias", true)) params.push_back(named("bias", dtype, {out}, uniform(bound)));
-  } else if (kind == OpKind::Embedding) {
-    Attrs normal;  // nn.Embedding's default: N(0, 1)
-    normal.set("init", std::string("normal"));
-    normal.set("mean", 0.0);
-    normal.set("std", 1.0);
-    params.push_back(named("weight", DType::F32,
-                           {attrs.getInt("num_embeddings", 0), attrs.getInt("embedding_dim", 0)},
-                           normal));
-  } else if (weightKey(kind) && layer[weightKey(kind)]) {
-    const char* key = weightKey(kind);
-    std::string weight = reader_.name(layer[key], key);
-    if (!paramNames_.count(weight))
-      reader_.fail(layer[key], "layer '{}': {} '{}' must name a param declared before it", name,
-                   key, weight);
-    params.push_back(graph_->find(weight));
-  }
-  return params;
 }
 
 void ModelBuilder::readLayer(const YAML::Node& layer, std::optional<Device> scopeDevice) {

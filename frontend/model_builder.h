@@ -19,6 +19,9 @@
 
 namespace gxc {
 
+// The key of a loss layer that names a param it reads (a class weight), if it has one.
+const char* weightKey(OpKind kind);
+
 class ModelBuilder {
  public:
   ModelBuilder(const std::string& fileName, const std::string& baseDir,
@@ -49,6 +52,8 @@ class ModelBuilder {
   Value* resolveInput(const YAML::Node& node, const std::string& layer);
   Attrs layerAttrs(const YAML::Node& layer, OpKind kind, const std::string& name);
   std::vector<int64_t> reshapeEntries(const YAML::Node& list, const std::string& what) const;
+
+  // layer_params.cpp
   std::vector<Value*> createdParams(const YAML::Node& layer, OpKind kind, const std::string& name,
                                     const std::vector<Value*>& inputs, const Attrs& attrs);
 

@@ -92,6 +92,12 @@ class KernelChecker {
       }
       anchor = op;
     }
+    for (const Op* op : members_)
+      if (isChannelwise(op->kind))
+        for (size_t i = 1; i < op->operands.size(); ++i)
+          if (isMember(op->operands[i]))
+            problem(*op, "only its first operand may be computed in kernel '{}', not %{}", name_,
+                    op->operands[i]->name);
     if (!anchor) return;
     for (size_t i = 1; i < anchor->operands.size(); ++i)
       if (isMember(anchor->operands[i]))
@@ -141,7 +147,8 @@ KernelRole kernelRole(const Op& op) {
   if (isElementwiseAnyDType(op.kind)) return KernelRole::Elementwise;  // any result dtype
   const TensorType& type = op.result->type;
   if (type.known && !isFloat(type.dtype)) return KernelRole::None;
-  if (isElementwiseUnary(op.kind) || isElementwiseBinary(op.kind)) return KernelRole::Elementwise;
+  if (isElementwiseUnary(op.kind) || isElementwiseBinary(op.kind) || isChannelwise(op.kind))
+    return KernelRole::Elementwise;
   if (isAnchorKind(op.kind)) return KernelRole::Anchor;
   if (op.kind == OpKind::Linear) return KernelRole::Gemm;
   if (op.kind == OpKind::Matmul) {

@@ -12,7 +12,9 @@
 //   - every member has a role (kernelRole) with a floating-point result: *elementwise* (add
 //     sub mul div, with a tensor or `scalar` operand and NumPy broadcasting; relu sigmoid
 //     tanh exp log neg sqrt gelu; and, with a result of any dtype, the comparisons,
-//     logical_and logical_or logical_not, where, masked_fill and cast), *anchor* (the float
+//     logical_and logical_or logical_not, where, masked_fill and cast; batch_norm, whose
+//     per-channel operands are read at its dim 1 and are never members: only its first
+//     operand may be computed in the kernel), *anchor* (the float
 //     reductions of isReduction, softmax log_softmax layer_norm rms_norm group_norm) or *GEMM*
 //     (matmul of 2-D operands, transposed or not; linear);
 //   - at most one anchor. Only its first operand may be computed in the kernel, by the

@@ -273,6 +273,7 @@ TensorType inferResultType(const Op& op) {
     case OpKind::LayerNorm:
     case OpKind::RmsNorm:
     case OpKind::GroupNorm:
+    case OpKind::BatchNorm:
     case OpKind::Dropout:
       result.shape = infer::normShape(op);
       break;

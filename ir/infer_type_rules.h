@@ -50,7 +50,7 @@ TensorType inferAnyDTypeElementwise(const Op& op, TensorType result);
 // infer_type_loss.cpp: mse_loss, l1_loss, smooth_l1_loss, binary_cross_entropy_with_logits,
 // nll_loss and cross_entropy.
 Shape lossShape(const Op& op);
-// infer_type_norm.cpp: layer_norm, rms_norm, group_norm and dropout.
+// infer_type_norm.cpp: layer_norm, rms_norm, group_norm, batch_norm and dropout.
 Shape normShape(const Op& op);
 // scaled_dot_product_attention (infer_type_attention.cpp): the result's shape.
 Shape attentionShape(const Op& op);

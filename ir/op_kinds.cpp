@@ -243,6 +243,13 @@ std::vector<OpSchema> buildSchemas() {
                1,
                1,
                {{"output_size", kInt | kIntList, true}}});
+  // x, then NAME.running_mean and NAME.running_var, then NAME.weight and NAME.bias if affine.
+  s.push_back(
+      {OpKind::BatchNorm,
+       "batch_norm",
+       3,
+       5,
+       {{"num_features", kInt, true}, {"eps", kFloat}, {"momentum", kFloat}, {"affine", kBool}}});
   for (size_t i = 0; i < s.size(); ++i)
     GXC_CHECK(static_cast<size_t>(s[i].kind) == i, "op schema table out of enum order at {}", i);
   return s;
@@ -358,6 +365,8 @@ bool isElementwiseAnyDType(OpKind kind) {
 bool isElementwise(OpKind kind) {
   return isElementwiseUnary(kind) || isElementwiseBinary(kind) || isElementwiseAnyDType(kind);
 }
+
+bool isChannelwise(OpKind kind) { return kind == OpKind::BatchNorm; }
 
 bool takesScalar(OpKind kind) {
   return isElementwiseBinary(kind) || isComparison(kind) || kind == OpKind::LogicalAnd ||

@@ -112,7 +112,9 @@ namespace gxc {
   /* pooling (format 1.1) */                                   \
   X(MaxPool2d, "max_pool2d")                                   \
   X(AvgPool2d, "avg_pool2d")                                   \
-  X(AdaptiveAvgPool2d, "adaptive_avg_pool2d")
+  X(AdaptiveAvgPool2d, "adaptive_avg_pool2d")                  \
+  /* batch_norm (format 1.1) */                                \
+  X(BatchNorm, "batch_norm")
 
 enum class OpKind {
 #define GXC_ENUM(id, name) id,
@@ -174,6 +176,10 @@ bool isComparison(OpKind kind);  // eq ne lt le gt ge
 bool isElementwiseAnyDType(OpKind kind);
 // Every elementwise op: one result element from the operand elements at its coordinates.
 bool isElementwise(OpKind kind);
+// batch_norm at inference: one result element from x's element and its channel's running
+// mean and variance (and weight and bias), the params read at x's dim 1, not by NumPy
+// broadcasting; so elementwise to the fuse pass and codegen, but none of the above.
+bool isChannelwise(OpKind kind);
 // The ops that take two operands, or one operand and the `scalar` attribute: the binary
 // elementwise ones, the comparisons, logical_and and logical_or.
 bool takesScalar(OpKind kind);

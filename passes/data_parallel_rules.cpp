@@ -68,6 +68,8 @@ bool rowWise(const Op& op, const std::vector<bool>& batched) {
              x.rank() > static_cast<int64_t>(normalizedShapeOf(op.attrs, x.shape).size());
     case OpKind::GroupNorm:  // per sample
       return onlyFirstBatched();
+    case OpKind::BatchNorm:  // at inference: per element, with the running statistics
+      return onlyFirstBatched();
     case OpKind::Dropout:  // the identity at inference
       return true;
     case OpKind::Softmax:

@@ -26,7 +26,9 @@
 //      can emit as one kernel:
 //      - elementwise trees, with broadcasting: each output element evaluates the tree at the
 //        index each operand broadcasts from. Recomputing a small operand's member per output
-//        element costs arithmetic, never traffic.
+//        element costs arithmetic, never traffic. batch_norm at inference is elementwise
+//        too, reading its running statistics, weight and bias at the element's channel (its
+//        dim 1): those are never computed in the kernel, only its x is.
 //      - at most one anchor, with a prologue on its first operand and a tail after it. A
 //        prologue is worth it even though softmax reads its input two or three times (max,
 //        sum of exponentials, output): recomputing a cheap op per read costs no memory,
@@ -194,6 +196,12 @@ class Grouper {
       return firstOnly && !from.gemm && !from.anchor && into.members.size() == 1;
     }
     if (into.gemm) return false;  // nothing joins a GEMM's epilogue but the epilogue
+    if (isChannelwise(root.kind)) {
+      // batch_norm reads its params at the channel, not broadcast: only x may be computed.
+      bool firstOnly = root.operands[0] == fed &&
+                       std::count(root.operands.begin(), root.operands.end(), fed) == 1;
+      if (!firstOnly) return false;
+    }
     if (from.gemm) {
       if (into.members.size() != 1) return false;
       bool bias = from.epilogue == 0 && isGemmBiasAdd(*from.gemm, root);

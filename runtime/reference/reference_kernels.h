@@ -85,6 +85,7 @@ Tensor classIndexLossOp(const Op& op, const Operands& operands);
 // reference_norm.cpp (layer_norm above), reference_norm_more.cpp
 Tensor rmsNormOp(const Op& op, const Operands& operands);
 Tensor groupNormOp(const Op& op, const Operands& operands);
+Tensor batchNormOp(const Op& op, const Operands& operands);
 // reference_attention.cpp
 Tensor attentionOp(const Op& op, const Operands& operands);
 

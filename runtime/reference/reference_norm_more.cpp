@@ -1,7 +1,9 @@
 // Reference kernels of rms_norm (nn.RMSNorm: x / sqrt(mean(x^2) + eps) * weight over the last
 // dims, eps by default the dtype's machine epsilon) and group_norm (nn.GroupNorm: x [N, C, ...]
 // normalized per sample over each group of C / G channels, biased variance, then a weight and
-// bias per channel). Computed in double.
+// bias per channel) and batch_norm at inference (nn.BatchNorm in eval(): each channel of x
+// [N, C, ...] normalized by its running mean and variance, then its weight and bias). Computed
+// in double.
 #include <cmath>
 
 #include "ir/diagnostic.h"
@@ -71,6 +73,35 @@ Tensor groupNormOp(const Op& op, const Operands& operands) {
       if (bias) value += bias->loadFloat(channel);
       result.storeFloat(base + k, static_cast<float>(value));
     }
+  }
+  return result;
+}
+
+Tensor batchNormOp(const Op& op, const Operands& operands) {
+  checkOperandCount(op, operands, 3, 5);
+  std::vector<size_t> floats;
+  for (size_t i = 0; i < operands.size(); ++i) floats.push_back(i);
+  checkFloatOperands(op, operands, floats);
+  const Tensor& x = *operands[0];
+  int64_t channels = op.attrs.getInt("num_features", 0);
+  GXC_CHECK(x.rank() >= 2 && x.shape()[1] == channels && operands.size() != 4,
+            "layer '{}': batch_norm of {} with {} features and {} operands", op.layerName(),
+            shapeString(x.shape()), channels, operands.size());
+  for (size_t i = 1; i < operands.size(); ++i)
+    GXC_CHECK(operands[i]->shape() == Shape{channels}, "layer '{}': batch_norm param {} is {}",
+              op.layerName(), i, shapeString(operands[i]->shape()));
+  const Tensor &mean = *operands[1], &variance = *operands[2];
+  const Tensor* weight = operands.size() == 5 ? operands[3] : nullptr;
+  const Tensor* bias = operands.size() == 5 ? operands[4] : nullptr;
+  double eps = op.attrs.getFloat("eps", 1e-5);
+  int64_t spatial = x.numel() == 0 ? 1 : x.numel() / (x.shape()[0] * channels);
+  Tensor result = makeResult(op, x.shape());
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    int64_t channel = i / spatial % channels;
+    double centered = static_cast<double>(x.loadFloat(i)) - mean.loadFloat(channel);
+    double value = centered / std::sqrt(variance.loadFloat(channel) + eps);
+    if (weight) value = value * weight->loadFloat(channel) + bias->loadFloat(channel);
+    result.storeFloat(i, static_cast<float>(value));
   }
   return result;
 }

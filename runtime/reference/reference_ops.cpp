@@ -89,6 +89,8 @@ Tensor evaluateReferenceOp(const Op& op, const std::vector<const Tensor*>& opera
       return rmsNormOp(op, operands);
     case OpKind::GroupNorm:
       return groupNormOp(op, operands);
+    case OpKind::BatchNorm:
+      return batchNormOp(op, operands);
     case OpKind::Dropout:  // identity at inference, as nn.Dropout in eval mode
       return copyOp(op, operands);
     default:

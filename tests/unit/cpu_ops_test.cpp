@@ -34,6 +34,8 @@ bool isParamOperand(OpKind kind, size_t index) {
     case OpKind::GroupNorm:
     case OpKind::Conv2d:
       return index >= 1;  // weight, bias
+    case OpKind::BatchNorm:
+      return index >= 1;  // running_mean, running_var, weight, bias
     case OpKind::Embedding:
       return index == 1;  // weight
     case OpKind::CrossEntropy:

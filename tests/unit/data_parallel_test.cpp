@@ -273,6 +273,18 @@ layers:
   - {name: ln, op: layer_norm, inputs: [groups], normalized_shape: [6, 3]}
 outputs: [min0, prod0, lse_all, lse_rows, arg0, arg_rows, arg_flat, var0, std_rows, ln]
 )"},
+      // batch_norm at inference is row-wise: each shard's samples, the same running statistics.
+      {"batch_norm130", R"(gxc: 1
+name: batch_norm130
+inputs:
+  x: {shape: [130, 6, 3]}
+layers:
+  - {name: bn, op: batch_norm, inputs: [x], num_features: 6}
+  - {name: act, op: relu, inputs: [bn]}
+  - {name: flat, op: reshape, inputs: [act], shape: [130, 18]}
+  - {name: bn1d, op: batch_norm, inputs: [flat], num_features: 18, affine: false, eps: 0.001}
+outputs: [bn1d]
+)"},
       {"losses_more130", R"(gxc: 1
 name: losses_more130
 seed: 5

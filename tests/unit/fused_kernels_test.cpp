@@ -165,6 +165,65 @@ graph @gn(%x: f32[2,6,5] @cpu, %w: f32[6] @cpu, %b: f32[6] @cpu) -> (r) {
   return %r
 })",
        3},
+      // batch_norm is elementwise with per-channel params: read at the element's channel (dim
+      // 1 of its result), while the tail reads the same running mean broadcast the NumPy way
+      // (over the last dim, of the same size as the channels here).
+      {"add_then_batch_norm_then_relu", R"(
+graph @bn(%x: f32[2,4,4] @cpu, %y: f32[4] @cpu) -> (r) attributes {seed = 5} {
+  %m = param {init = "normal", name = "m", seed = 5} : f32[4] @cpu
+  %v = param {high = 2.0, init = "uniform", low = 0.5, name = "v", seed = 5} : f32[4] @cpu
+  %w = param {init = "normal", name = "w", seed = 5} : f32[4] @cpu
+  %b = param {init = "normal", name = "b", seed = 5} : f32[4] @cpu
+  %s = add %x, %y {kernel = "k0"} : f32[2,4,4] @cpu
+  %n = batch_norm %s, %m, %v, %w, %b {kernel = "k0", num_features = 4} : f32[2,4,4] @cpu
+  %t = relu %n {kernel = "k0"} : f32[2,4,4] @cpu
+  %r = add %t, %m {kernel = "k0"} : f32[2,4,4] @cpu
+  return %r
+})",
+       4},
+      // A 2-D batch_norm broadcast into a larger root: its channel is the root's last dim.
+      {"batch_norm_broadcast_into_root", R"(
+graph @bnb(%x: f32[4,3] @cpu, %z: f32[2,4,3] @cpu) -> (r) attributes {seed = 5} {
+  %m = param {init = "normal", name = "m", seed = 5} : f32[3] @cpu
+  %v = param {high = 2.0, init = "uniform", low = 0.5, name = "v", seed = 5} : f32[3] @cpu
+  %n = batch_norm %x, %m, %v {affine = false, eps = 0.01, kernel = "k0", num_features = 3} : f32[4,3] @cpu
+  %r = mul %n, %z {kernel = "k0"} : f32[2,4,3] @cpu
+  return %r
+})",
+       2},
+      // batch_norm in a row anchor's prologue, evaluated wherever softmax reads its input.
+      {"batch_norm_then_softmax", R"(
+graph @bns(%x: f32[3,5,6] @cpu) -> (r) attributes {seed = 5} {
+  %m = param {init = "normal", name = "m", seed = 5} : f32[5] @cpu
+  %v = param {high = 2.0, init = "uniform", low = 0.5, name = "v", seed = 5} : f32[5] @cpu
+  %w = param {init = "normal", name = "w", seed = 5} : f32[5] @cpu
+  %b = param {init = "normal", name = "b", seed = 5} : f32[5] @cpu
+  %n = batch_norm %x, %m, %v, %w, %b {kernel = "k0", num_features = 5} : f32[3,5,6] @cpu
+  %r = softmax %n {axis = 1, kernel = "k0"} : f32[3,5,6] @cpu
+  return %r
+})",
+       2},
+      // batch_norm in a row anchor's tail, at each element of the softmax's rows.
+      {"softmax_then_batch_norm", R"(
+graph @sbn(%x: f32[2,3,4] @cpu) -> (r) attributes {seed = 5} {
+  %m = param {init = "normal", name = "m", seed = 5} : f32[3] @cpu
+  %v = param {high = 2.0, init = "uniform", low = 0.5, name = "v", seed = 5} : f32[3] @cpu
+  %s = softmax %x {axis = -1, kernel = "k0"} : f32[2,3,4] @cpu
+  %r = batch_norm %s, %m, %v {affine = false, kernel = "k0", num_features = 3} : f32[2,3,4] @cpu
+  return %r
+})",
+       2},
+      {"f16_batch_norm_then_silu", R"(
+graph @hbn(%x: f16[2,3,2,2] @cpu) -> (r) attributes {seed = 5} {
+  %m = param {init = "normal", name = "m", seed = 5} : f16[3] @cpu
+  %v = param {high = 2.0, init = "uniform", low = 0.5, name = "v", seed = 5} : f16[3] @cpu
+  %w = param {init = "normal", name = "w", seed = 5} : f16[3] @cpu
+  %b = param {init = "normal", name = "b", seed = 5} : f16[3] @cpu
+  %n = batch_norm %x, %m, %v, %w, %b {kernel = "k0", num_features = 3} : f16[2,3,2,2] @cpu
+  %r = silu %n {kernel = "k0"} : f16[2,3,2,2] @cpu
+  return %r
+})",
+       2, 1e-2},
       {"f16_layer_norm_two_dims", R"(
 graph @hln2(%x: f16[2,4,8] @cpu, %w: f16[4,8] @cpu, %b: f16[4,8] @cpu) -> (r) {
   %n = layer_norm %x, %w, %b {kernel = "k0", normalized_shape = [4, 8]} : f16[2,4,8] @cpu

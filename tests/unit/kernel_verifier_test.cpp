@@ -65,6 +65,16 @@ TEST(KernelVerifierTest, NamesEachBrokenKernelRule) {
   EXPECT_EQ(firstProblem("  %g = relu %v {kernel = \"k0\"} : f32[8] @cuda:0\n"
                          "  %out = layer_norm %x, %g {kernel = \"k0\"} : f32[4,8] @cuda:0\n"),
             "op %out: only its first operand may be computed in kernel 'k0', not %g");
+  // batch_norm is elementwise, but reads its running statistics at each element's channel:
+  // its x may be computed in the kernel, a per-channel operand may not.
+  EXPECT_EQ(firstProblem("  %a = relu %x {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
+                         "  %out = batch_norm %a, %v, %v {affine = false, kernel = \"k0\", "
+                         "num_features = 8} : f32[4,8] @cuda:0\n"),
+            "");
+  EXPECT_EQ(firstProblem("  %g = relu %v {kernel = \"k0\"} : f32[8] @cuda:0\n"
+                         "  %out = batch_norm %x, %g, %v {affine = false, kernel = \"k0\", "
+                         "num_features = 8} : f32[4,8] @cuda:0\n"),
+            "op %out: only its first operand may be computed in kernel 'k0', not %g");
   EXPECT_EQ(firstProblem("  %a = relu %x {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
                          "  %out = matmul %a, %w {kernel = \"k0\"} : f32[4,8] @cuda:0\n"),
             "op %out: a GEMM may only be the first member of kernel 'k0'");
