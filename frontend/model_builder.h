@@ -1,6 +1,7 @@
 // Internal to the frontend: the state of lowering one model file, shared by the files that
 // read its parts (model_loader.cpp: the top level; tensor_spec.cpp: inputs, params, inits,
-// devices; layer_builder.cpp: layers and groups).
+// devices; layer_builder.cpp: layers and groups; layer_slices.cpp and layer_results.cpp: the
+// layers that become other ops).
 #pragma once
 
 #include <map>
@@ -61,6 +62,20 @@ class ModelBuilder {
                                                                const std::string& name,
                                                                const TensorType& x,
                                                                const Attrs& attrs);
+
+  // layer_results.cpp
+  // One result of a layer with several: its name (from `outputs:`), op and attributes.
+  struct LayerResult {
+    std::string name;
+    OpKind kind;
+    Attrs attrs;
+  };
+  // Whether the layer has several results: split, chunk, topk, and max with `indices: true`.
+  bool hasSeveralResults(const YAML::Node& layer, OpKind kind, const std::string& name) const;
+  // Its results, each name defined here.
+  std::vector<LayerResult> layerResults(const YAML::Node& layer, OpKind kind,
+                                        const std::string& name, const TensorType& x,
+                                        const Attrs& attrs);
 
   void define(const std::string& name, const YAML::Node& node);
 

@@ -85,6 +85,9 @@ Tensor evaluateReferenceOp(const Op& op, const std::vector<const Tensor*>& opera
       return rmsNormOp(op, operands);
     case OpKind::GroupNorm:
       return groupNormOp(op, operands);
+    case OpKind::Topk:
+    case OpKind::TopkIndices:
+      return topkOp(op, operands);
     case OpKind::Dropout:  // identity at inference, as nn.Dropout in eval mode
       return copyOp(op, operands);
     default:
