@@ -381,6 +381,11 @@ void ModelBuilder::readLayer(const YAML::Node& layer, std::optional<Device> scop
     }
     return;
   }
+  if (*kind == OpKind::Matmul && matmulIsLowered(inputs)) {
+    Value* result = lowerMatmul(layer, name, inputs, attrs, place);
+    if (followsData) movedData_.emplace(result, place);
+    return;
+  }
   if (*kind == OpKind::Slice) attrs = sliceAttrs(layer, name, inputs[0]->type, attrs);
   std::vector<Value*> operands = inputs;
   for (Value* param : createdParams(layer, *kind, name, inputs, attrs)) operands.push_back(param);
