@@ -5,9 +5,9 @@
 // (reductions, softmax, the normalizations of cuda_source_norm.cpp, each with its elementwise
 // prologue and tail), cuda_source_movement.cpp (transpose, slice, concat, embedding, expand,
 // triu, tril), cuda_source_indexing.cpp (gather, index_select, one_hot, pad, repeat, cumsum),
-// cuda_source_loss.cpp (the losses), cuda_source_attention.cpp and cuda_source_conv.cpp
-// (conv2d), cuda_source_pool.cpp (max_pool2d, avg_pool2d, adaptive_avg_pool2d). Only
-// cuda_source.cpp calls the families.
+// cuda_source_loss.cpp (the losses), cuda_source_attention.cpp, cuda_source_conv.cpp
+// (conv2d), cuda_source_pool.cpp (max_pool2d, avg_pool2d, adaptive_avg_pool2d) and
+// cuda_source_topk.cpp (topk, topk_indices). Only cuda_source.cpp calls the families.
 #pragma once
 
 #include <cstdint>
@@ -145,5 +145,6 @@ KernelBody lossKernel(const Op& op, const KernelArgs& args);
 KernelBody attentionKernel(const Op& op, const KernelArgs& args);  // cuda_source_attention.cpp
 KernelBody convKernel(const Op& op, const KernelArgs& args);       // conv2d
 KernelBody poolKernel(const Op& op, const KernelArgs& args);       // the 2-d pools
+KernelBody topkKernel(const Op& op, const KernelArgs& args);       // topk, topk_indices
 
 }  // namespace gxc::cuda

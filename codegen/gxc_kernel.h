@@ -285,6 +285,19 @@ GXC_FN bool gxc_arg_better(float bv, gxc_i64 bi, float av, gxc_i64 ai, bool larg
   return largest ? bv > av : bv < av;
 }
 
+// Whether element (a, ia) comes strictly before (b, ib) in the order torch.topk gives its
+// results: descending with `largest`, else ascending; a NaN counts as larger than every number
+// (first, or last); of equals (NaNs included) the lower index first. A strict total order on
+// the positions of a line, so the k-th pick is the first element after the (k-1)-th. For
+// float, double and gxc_i64 (integers have no NaN: a != a is false).
+template <typename T>
+GXC_FN bool gxc_topk_before(T a, gxc_i64 ia, T b, gxc_i64 ib, bool largest) {
+  bool anan = a != a, bnan = b != b;
+  if (anan || bnan) return anan && bnan ? ia < ib : (largest ? anan : bnan);
+  if (a == b) return ia < ib;
+  return largest ? a > b : a < b;
+}
+
 // The elementwise functions, written as the reference interpreter writes them.
 GXC_FN float gxc_relu(float x) { return x > 0.0f ? x : 0.0f; }
 GXC_FN float gxc_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }

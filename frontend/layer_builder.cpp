@@ -192,7 +192,8 @@ Attrs ModelBuilder::layerAttrs(const YAML::Node& layer, OpKind kind, const std::
     bool structural = key == "name" || key == "op" || key == "inputs" ||
                       (key == "device" && kind != OpKind::To) ||
                       (weightKey(kind) && key == weightKey(kind)) ||
-                      (key == "outputs" && isMultiResultLayer(kind));
+                      (key == "outputs" && (isMultiResultLayer(kind) || kind == OpKind::Max)) ||
+                      (key == "indices" && kind == OpKind::Max);
     if (structural) continue;
     const AttrSpec* spec = nullptr;
     for (const AttrSpec& candidate : opSchema(kind).attrs)
@@ -246,6 +247,7 @@ void ModelBuilder::readLayer(const YAML::Node& layer, std::optional<Device> scop
     if (spec.name != "device" && !spec.compilerOnly) allowed.emplace_back(spec.name);
   if (weightKey(*kind)) allowed.emplace_back(weightKey(*kind));
   if (isMultiResultLayer(*kind)) allowed.emplace_back("outputs");
+  if (*kind == OpKind::Max) allowed.insert(allowed.end(), {"indices", "outputs"});
   reader_.checkKeys(layer, allowed, fmt::format("{} layer '{}'", opText, name));
   for (const AttrSpec& spec : opSchema(*kind).attrs)
     if (spec.required) reader_.required(layer, std::string(spec.name).c_str(), what);
@@ -284,17 +286,21 @@ void ModelBuilder::readLayer(const YAML::Node& layer, std::optional<Device> scop
   // Before its params, so that a repeated layer name is reported as such, not as the clash of
   // the params both layers create.
   define(name, nameNode);
-  if (isMultiResultLayer(*kind)) {
+  if (hasSeveralResults(layer, *kind, name)) {
     std::vector<std::string>& outputs = multiResultLayers_[name];
-    for (auto& [output, sliceAttrs] :
-         multiResultSlices(layer, *kind, name, inputs[0]->type, attrs)) {
-      outputs.push_back(output);
-      Op* op =
-          graph_->appendOp(OpKind::Slice, inputs, output, TensorType{false, DType::F32, {}, place},
-                           sliceAttrs, reader_.loc(layer));
+    for (LayerResult& result : layerResults(layer, *kind, name, inputs[0]->type, attrs)) {
+      outputs.push_back(result.name);
+      Op* op = graph_->appendOp(result.kind, inputs, result.name,
+                                TensorType{false, DType::F32, {}, place}, result.attrs,
+                                reader_.loc(layer));
       op->result->type = inferResultType(*op);
       if (followsData) movedData_.emplace(op->result, place);
     }
+    return;
+  }
+  if (*kind == OpKind::Matmul && matmulIsLowered(inputs)) {
+    Value* result = lowerMatmul(layer, name, inputs, attrs, place);
+    if (followsData) movedData_.emplace(result, place);
     return;
   }
   if (*kind == OpKind::Slice) attrs = sliceAttrs(layer, name, inputs[0]->type, attrs);

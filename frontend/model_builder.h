@@ -1,6 +1,7 @@
 // Internal to the frontend: the state of lowering one model file, shared by the files that
 // read its parts (model_loader.cpp: the top level; tensor_spec.cpp: inputs, params, inits,
-// devices; layer_builder.cpp: layers and groups).
+// devices; layer_builder.cpp: layers and groups; layer_slices.cpp, layer_results.cpp and
+// layer_matmul.cpp: the layers that become other ops).
 #pragma once
 
 #include <map>
@@ -66,6 +67,28 @@ class ModelBuilder {
                                                                const std::string& name,
                                                                const TensorType& x,
                                                                const Attrs& attrs);
+
+  // layer_results.cpp
+  // One result of a layer with several: its name (from `outputs:`), op and attributes.
+  struct LayerResult {
+    std::string name;
+    OpKind kind;
+    Attrs attrs;
+  };
+  // Whether the layer has several results: split, chunk, topk, and max with `indices: true`.
+  bool hasSeveralResults(const YAML::Node& layer, OpKind kind, const std::string& name) const;
+  // Its results, each name defined here.
+  std::vector<LayerResult> layerResults(const YAML::Node& layer, OpKind kind,
+                                        const std::string& name, const TensorType& x,
+                                        const Attrs& attrs);
+
+  // layer_matmul.cpp
+  // Whether a matmul layer's operands are beyond what the IR's matmul takes (a 1-D operand,
+  // batch dims of another rank or that broadcast otherwise): torch.matmul's full shapes.
+  bool matmulIsLowered(const std::vector<Value*>& inputs) const;
+  // Such a layer as views around one IR matmul; its result, named by the layer.
+  Value* lowerMatmul(const YAML::Node& layer, const std::string& name,
+                     const std::vector<Value*>& inputs, const Attrs& attrs, const Device& place);
 
   void define(const std::string& name, const YAML::Node& node);
 

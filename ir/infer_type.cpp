@@ -365,6 +365,11 @@ TensorType inferResultType(const Op& op) {
     case OpKind::ScaledDotProductAttention:
       result.shape = infer::attentionShape(op);
       break;
+    case OpKind::Topk:
+    case OpKind::TopkIndices:
+      result.shape = infer::topkShape(op);
+      if (op.kind == OpKind::TopkIndices) result.dtype = DType::I64;  // torch.topk's indices
+      break;
     default:
       GXC_CHECK(isElementwiseUnary(op.kind), "no shape rule for op {}", opName(op.kind));
       requireFloat(op, first);

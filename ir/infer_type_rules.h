@@ -54,5 +54,7 @@ Shape lossShape(const Op& op);
 Shape normShape(const Op& op);
 // scaled_dot_product_attention (infer_type_attention.cpp): the result's shape.
 Shape attentionShape(const Op& op);
+// topk and topk_indices (infer_type_topk.cpp): x's shape with k along the axis.
+Shape topkShape(const Op& op);
 
 }  // namespace gxc::infer

@@ -250,6 +250,13 @@ std::vector<OpSchema> buildSchemas() {
        3,
        5,
        {{"num_features", kInt, true}, {"eps", kFloat}, {"momentum", kFloat}, {"affine", kBool}}});
+  // torch.topk(x, k, dim=axis, largest, sorted=True): both results always sorted.
+  for (OpKind k : {OpKind::Topk, OpKind::TopkIndices})
+    s.push_back({k,
+                 kOpNames[static_cast<size_t>(k)],
+                 1,
+                 1,
+                 {{"k", kInt, true}, {"axis", kInt}, {"largest", kBool}}});
   for (size_t i = 0; i < s.size(); ++i)
     GXC_CHECK(static_cast<size_t>(s[i].kind) == i, "op schema table out of enum order at {}", i);
   return s;
@@ -280,9 +287,13 @@ std::vector<std::string_view> modelOpNames() {
   return names;
 }
 
-bool isModelOp(OpKind kind) { return kind != OpKind::Param && kind != OpKind::Copy; }
+bool isModelOp(OpKind kind) {
+  return kind != OpKind::Param && kind != OpKind::Copy && kind != OpKind::TopkIndices;
+}
 
-bool isMultiResultLayer(OpKind kind) { return kind == OpKind::Split || kind == OpKind::Chunk; }
+bool isMultiResultLayer(OpKind kind) {
+  return kind == OpKind::Split || kind == OpKind::Chunk || kind == OpKind::Topk;
+}
 
 bool isReshapeView(OpKind kind) {
   return kind == OpKind::Reshape || kind == OpKind::Squeeze || kind == OpKind::Unsqueeze ||

@@ -28,6 +28,12 @@ namespace gxc {
   X(GroupNorm, "group_norm")                           \
   X(Dropout, "dropout")
 
+// Format 1.1's `topk` layer, whose two results are two ops over the same operand: `topk` the
+// values, `topk_indices` (compiler-only: a model names the layer `topk`) their i64 positions.
+#define GXC_OP_KINDS_TOPK(X) \
+  X(Topk, "topk")            \
+  X(TopkIndices, "topk_indices")
+
 #define GXC_OP_KINDS(X)                                        \
   X(Param, "param")                                            \
   X(Matmul, "matmul")                                          \
@@ -114,7 +120,8 @@ namespace gxc {
   X(AvgPool2d, "avg_pool2d")                                   \
   X(AdaptiveAvgPool2d, "adaptive_avg_pool2d")                  \
   /* batch_norm (format 1.1) */                                \
-  X(BatchNorm, "batch_norm")
+  X(BatchNorm, "batch_norm")                                   \
+  GXC_OP_KINDS_TOPK(X)
 
 enum class OpKind {
 #define GXC_ENUM(id, name) id,
@@ -144,12 +151,13 @@ struct OpSchema {
 const OpSchema& opSchema(OpKind kind);
 std::string_view opName(OpKind kind);
 std::optional<OpKind> parseOpKind(std::string_view name);
-// Whether a model file may use the op: not `param` (params are declared) nor `copy`, which
-// only the compiler introduces. (`slice` is both: a model layer, and how the compiler cuts
-// batches and unpacks batched transfers.)
+// Whether a model file may use the op: not `param` (params are declared) nor `copy` nor
+// `topk_indices`, which only the compiler introduces. (`slice` is both: a model layer, and how the
+// compiler cuts batches and unpacks batched transfers.)
 bool isModelOp(OpKind kind);
-// Layers with several results (`split`, `chunk`): the frontend lowers each into one `slice`
-// per result, so they never appear in the IR.
+// Layers with several results: the frontend lowers `split` and `chunk` into one `slice` per
+// result (so they never appear in the IR), `topk` into `topk` and `topk_indices`. (`max` with
+// `indices: true` is one too, which its kind alone does not tell: frontend/layer_results.cpp.)
 bool isMultiResultLayer(OpKind kind);
 // Ops whose result is their operand's bytes seen with another shape (ir/kernel_steps.h).
 bool isReshapeView(OpKind kind);  // reshape squeeze unsqueeze flatten

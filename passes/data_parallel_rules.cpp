@@ -110,6 +110,9 @@ bool rowWise(const Op& op, const std::vector<bool>& batched) {
       return onlyFirstBatched();
     case OpKind::Cumsum:  // sums along another axis than the rows
       return !axisIsRows(op.attrs.getInt("axis", 0), x.rank());
+    case OpKind::Topk:  // picks along another axis than the rows; along them, runs whole
+    case OpKind::TopkIndices:
+      return !axisIsRows(op.attrs.getInt("axis", -1), x.rank());
     case OpKind::Pad: {  // pairs for the last dims first: none of them may pad dim 0
       const std::vector<int64_t> pads = *op.attrs.getIntList("pad");
       size_t pairOfRows = static_cast<size_t>(x.rank() - 1);

@@ -71,6 +71,8 @@ Tensor oneHotOp(const Op& op, const Operands& operands);
 Tensor padOp(const Op& op, const Operands& operands);
 Tensor repeatOp(const Op& op, const Operands& operands);
 Tensor cumsumOp(const Op& op, const Operands& operands);
+// reference_topk.cpp
+Tensor topkOp(const Op& op, const Operands& operands);  // topk and topk_indices
 // reference_conv.cpp
 Tensor conv2dOp(const Op& op, const Operands& operands);
 // reference_pool.cpp: max_pool2d, avg_pool2d, adaptive_avg_pool2d

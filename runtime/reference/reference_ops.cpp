@@ -91,6 +91,9 @@ Tensor evaluateReferenceOp(const Op& op, const std::vector<const Tensor*>& opera
       return groupNormOp(op, operands);
     case OpKind::BatchNorm:
       return batchNormOp(op, operands);
+    case OpKind::Topk:
+    case OpKind::TopkIndices:
+      return topkOp(op, operands);
     case OpKind::Dropout:  // identity at inference, as nn.Dropout in eval mode
       return copyOp(op, operands);
     default:
