@@ -34,6 +34,9 @@ CASES = [
      lambda g: torch_networks.gpt_decoder_inputs(g, 16, 16)),
     ("vit_tiny", {"batch": 32}, torch_networks.VitTiny,
      lambda g: torch_networks.vit_tiny_inputs(g, 32)),
+    ("resnet_cifar", {"batch": 32}, torch_networks.ResNetCifar,
+     lambda g: torch_networks.resnet_cifar_inputs(g, 32)),
+    ("lenet", {"batch": 64}, torch_networks.LeNet, lambda g: torch_networks.lenet_inputs(g, 64)),
 ]
 
 

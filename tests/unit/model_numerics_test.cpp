@@ -213,7 +213,8 @@ TEST_P(ModelNumericsTest, ReferenceAndCpuAgree) {
 INSTANTIATE_TEST_SUITE_P(Models, ModelNumericsTest,
                          testing::Values("mlp", "very_big_module_small", "transformer_block",
                                          "losses", "mlp_f16", "mlp_bf16", "transformer_block_f16",
-                                         "transformer_block_bf16", "gpt_decoder", "vit_tiny"),
+                                         "transformer_block_bf16", "gpt_decoder", "vit_tiny",
+                                         "lenet", "resnet_cifar"),
                          [](const testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });
