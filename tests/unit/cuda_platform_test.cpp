@@ -121,7 +121,9 @@ void expectModelMatchesTheReference(const std::string& model, int gpus, size_t e
     fusedGemms += step.kind == StepKind::Gemm && step.ops.size() > 1;
   }
   EXPECT_EQ(fusedGemms, expectedFusedGemms) << model;
-  if (expectsFusion) EXPECT_GT(fused, 0u) << model << ": the fuse pass fused nothing";
+  if (expectsFusion) {
+    EXPECT_GT(fused, 0u) << model << ": the fuse pass fused nothing";
+  }
   CudaConfig config = firstGpus(gpus);
   config.pretendNoGemmEpilogueAlgorithm = withoutCublasLtEpilogues;
   CudaExecutor executor(*graph, config);
