@@ -143,7 +143,7 @@ KernelBody movementKernel(const Op& op, const KernelArgs& args);
 KernelBody indexingKernel(const Op& op, const KernelArgs& args);  // cuda_source_indexing.cpp
 KernelBody lossKernel(const Op& op, const KernelArgs& args);
 KernelBody attentionKernel(const Op& op, const KernelArgs& args);  // cuda_source_attention.cpp
-KernelBody convKernel(const Op& op, const KernelArgs& args);       // conv2d
+KernelBody convKernel(const Op& op, const KernelArgs& args);       // conv2d, conv_transpose2d
 KernelBody poolKernel(const Op& op, const KernelArgs& args);       // the 2-d pools
 KernelBody topkKernel(const Op& op, const KernelArgs& args);       // topk, topk_indices
 

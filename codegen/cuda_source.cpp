@@ -74,7 +74,8 @@ KernelBody generate(const KernelStep& step, const KernelArgs& args) {
   if (isMovement(first.kind)) return cuda::movementKernel(first, args);
   if (first.kind == OpKind::ScaledDotProductAttention) return cuda::attentionKernel(first, args);
   if (isIndexing(first.kind)) return cuda::indexingKernel(first, args);
-  if (first.kind == OpKind::Conv2d) return cuda::convKernel(first, args);
+  if (first.kind == OpKind::Conv2d || first.kind == OpKind::ConvTranspose2d)
+    return cuda::convKernel(first, args);
   if (isPool2d(first.kind)) return cuda::poolKernel(first, args);
   if (first.kind == OpKind::Topk || first.kind == OpKind::TopkIndices)
     return cuda::topkKernel(first, args);

@@ -1,7 +1,8 @@
-// The generated conv2d kernel: a direct convolution, one thread per output element, summing
-// its receptive field in f32 with the geometry of ir/conv_geometry.h baked in. On the host
-// the cpu platform runs oneDNN instead (runtime/host/cpu_conv.h); this kernel is what the
-// cuda platform runs and the second implementation those are checked against.
+// The generated conv2d and conv_transpose2d kernels: a direct convolution, one thread per
+// output element, summing its receptive field in f32 with the geometry of ir/conv_geometry.h
+// baked in. On the host the cpu platform runs oneDNN instead (runtime/host/cpu_conv.h); these
+// kernels are what the cuda platform runs and the second implementation those are checked
+// against.
 #include <fmt/format.h>
 
 #include "codegen/cuda_emit.h"
@@ -10,9 +11,63 @@
 
 namespace gxc::cuda {
 
+namespace {
+
+// conv_transpose2d: each output gathers the inputs that the kernel scatters onto it (see
+// reference_conv.cpp): tap ky of output oy reads input (oy + padding - ky * dilation) / stride
+// where that divides exactly and falls inside the input.
+KernelBody convTransposeKernel(const Op& op, const KernelArgs& args) {
+  const ConvGeometry g = convTranspose2dGeometry(op);
+  const int64_t groupIn = g.inChannels / g.groups, groupOut = g.outChannels / g.groups;
+  const int64_t count = op.result->type.numel();
+  const int x = args.indexOf(op.operands[0]), w = args.indexOf(op.operands[1]);
+  std::string bias = "0.0f";
+  if (g.bias)
+    bias = loadFloat(op.operands[2]->type.dtype, fmt::format("in{}", args.indexOf(op.operands[2])),
+                     "oc");
+  std::string body = pointerDecls(args) + gridStrideLoop("i", count, "  ");
+  body += fmt::format(
+      "    const gxc_i64 ox = i % {outW}, oy = (i / {outW}) % {outH};\n"
+      "    const gxc_i64 oc = (i / ({outW} * {outH})) % {outC}, n = i / ({outW} * {outH} * "
+      "{outC});\n"
+      "    const gxc_i64 firstIn = oc / {groupOut} * {groupIn}, ocInGroup = oc % {groupOut};\n"
+      "    float sum = {bias};\n"
+      "    for (gxc_i64 ic = firstIn; ic < firstIn + {groupIn}; ++ic) {{\n"
+      "      for (gxc_i64 ky = 0; ky < {kh}; ++ky) {{\n"
+      "        const gxc_i64 ty = oy + {padTop} - ky * {dh};\n"
+      "        if (ty < 0 || ty % {sh} != 0 || ty / {sh} >= {inH}) continue;\n"
+      "        for (gxc_i64 kx = 0; kx < {kw}; ++kx) {{\n"
+      "          const gxc_i64 tx = ox + {padLeft} - kx * {dw};\n"
+      "          if (tx < 0 || tx % {sw} != 0 || tx / {sw} >= {inW}) continue;\n"
+      "          const gxc_i64 xi = ((n * {inC} + ic) * {inH} + ty / {sh}) * {inW} + tx / {sw};\n"
+      "          const gxc_i64 wi = ((ic * {groupOut} + ocInGroup) * {kh} + ky) * {kw} + kx;\n"
+      "          sum += {xLoad} * {wLoad};\n"
+      "        }}\n"
+      "      }}\n"
+      "    }}\n"
+      "    {store}\n"
+      "  }}\n",
+      fmt::arg("outW", intLiteral(g.outW)), fmt::arg("outH", intLiteral(g.outH)),
+      fmt::arg("outC", intLiteral(g.outChannels)), fmt::arg("inC", intLiteral(g.inChannels)),
+      fmt::arg("inH", intLiteral(g.inH)), fmt::arg("inW", intLiteral(g.inW)),
+      fmt::arg("groupIn", intLiteral(groupIn)), fmt::arg("groupOut", intLiteral(groupOut)),
+      fmt::arg("kh", intLiteral(g.kernelH)), fmt::arg("kw", intLiteral(g.kernelW)),
+      fmt::arg("sh", intLiteral(g.strideH)), fmt::arg("sw", intLiteral(g.strideW)),
+      fmt::arg("dh", intLiteral(g.dilationH)), fmt::arg("dw", intLiteral(g.dilationW)),
+      fmt::arg("padTop", intLiteral(g.padTop)), fmt::arg("padLeft", intLiteral(g.padLeft)),
+      fmt::arg("bias", bias),
+      fmt::arg("xLoad", loadFloat(op.operands[0]->type.dtype, fmt::format("in{}", x), "xi")),
+      fmt::arg("wLoad", loadFloat(op.operands[1]->type.dtype, fmt::format("in{}", w), "wi")),
+      fmt::arg("store", storeFloat(op.result->type.dtype, "out", "i", "sum")));
+  return {"conv_transpose2d", std::move(body), gpuElementwiseLaunch(count), {1, 1}};
+}
+
+}  // namespace
+
 KernelBody convKernel(const Op& op, const KernelArgs& args) {
-  GXC_CHECK(op.kind == OpKind::Conv2d, "layer '{}': {} is not a convolution", op.layerName(),
-            opName(op.kind));
+  GXC_CHECK(op.kind == OpKind::Conv2d || op.kind == OpKind::ConvTranspose2d,
+            "layer '{}': {} is not a convolution", op.layerName(), opName(op.kind));
+  if (op.kind == OpKind::ConvTranspose2d) return convTransposeKernel(op, args);
   const ConvGeometry g = conv2dGeometry(op);
   const DType xType = op.operands[0]->type.dtype;
   const DType wType = op.operands[1]->type.dtype;

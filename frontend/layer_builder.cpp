@@ -56,7 +56,7 @@ void checkAttrValue(const YamlReader& reader, const YAML::Node& node, const std:
     if (std::get<int64_t>(value) <= 0)
       reader.fail(node, "{}: {} must be positive, got {}", what, key, std::get<int64_t>(value));
   } else if (key == "kernel_size" || key == "stride" || key == "dilation" || key == "padding" ||
-             key == "output_size") {
+             key == "output_padding" || key == "output_size") {
     // An int or an [h, w] pair (ir/conv_geometry.h, ir/pool_geometry.h); padding `same` is read
     // before this.
     if (std::holds_alternative<std::string>(value)) return;
@@ -68,7 +68,7 @@ void checkAttrValue(const YamlReader& reader, const YAML::Node& node, const std:
     if (pair.size() != 2)
       reader.fail(node, "{}: {} must be an integer or a list of two, got {} entries", what, key,
                   pair.size());
-    const int64_t least = key == "padding" ? 0 : 1;
+    const int64_t least = key == "padding" || key == "output_padding" ? 0 : 1;
     if (pair[0] < least || pair[1] < least)
       reader.fail(node, "{}: {} must be at least {}, got [{}, {}]", what, key, least, pair[0],
                   pair[1]);

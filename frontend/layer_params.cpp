@@ -75,19 +75,23 @@ std::vector<Value*> ModelBuilder::createdParams(const YAML::Node& layer, OpKind 
       params.push_back(named("weight", dtype, {features}, ones));
       params.push_back(named("bias", dtype, {features}, zeros));
     }
-  } else if (kind == OpKind::Conv2d) {
+  } else if (kind == OpKind::Conv2d || kind == OpKind::ConvTranspose2d) {
     int64_t in = attrs.getInt("in_channels", 0), out = attrs.getInt("out_channels", 0);
     int64_t groups = attrs.getInt("groups", 1);
     if (in % groups != 0 || out % groups != 0)
       reader_.fail(layer,
-                   "layer '{}': conv2d: groups = {} must divide in_channels = {} and "
+                   "layer '{}': {}: groups = {} must divide in_channels = {} and "
                    "out_channels = {}",
-                   name, groups, in, out);
+                   name, opName(kind), groups, in, out);
     auto [kh, kw] = *attrPair(attrs, "kernel_size", 1);
     // nn.Conv2d's default, as nn.Linear's: kaiming_uniform(a=sqrt(5)) for the weight and
-    // U(+-1/sqrt(fan_in)) for the bias, both a bound of 1/sqrt(in/groups * kh * kw).
-    double bound = 1.0 / std::sqrt(static_cast<double>(in / groups * kh * kw));
-    params.push_back(named("weight", dtype, {out, in / groups, kh, kw}, uniform(bound)));
+    // U(+-1/sqrt(fan_in)) for the bias, both a bound of 1/sqrt(fan_in). torch computes fan_in
+    // from the weight's dim 1: in/groups for conv2d's [out, in/groups, kh, kw], out/groups for
+    // conv_transpose2d's [in, out/groups, kh, kw].
+    const bool transposed = kind == OpKind::ConvTranspose2d;
+    Shape weight = transposed ? Shape{in, out / groups, kh, kw} : Shape{out, in / groups, kh, kw};
+    double bound = 1.0 / std::sqrt(static_cast<double>(weight[1] * kh * kw));
+    params.push_back(named("weight", dtype, weight, uniform(bound)));
     if (attrs.getBool("bias", true)) params.push_back(named("bias", dtype, {out}, uniform(bound)));
   } else if (kind == OpKind::Embedding) {
     Attrs normal;  // nn.Embedding's default: N(0, 1)

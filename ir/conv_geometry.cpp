@@ -28,8 +28,11 @@ std::optional<std::pair<int64_t, int64_t>> attrPair(const Attrs& attrs, const st
   return std::pair{value, value};
 }
 
-ConvGeometry conv2dGeometry(const Op& op) {
-  GXC_CHECK(op.kind == OpKind::Conv2d, "'{}' is not a conv2d", op.layerName());
+namespace {
+
+// What conv2d and conv_transpose2d read alike: channels, groups, kernel, stride, dilation and
+// x's shape.
+ConvGeometry commonGeometry(const Op& op) {
   const TensorType& x = op.operands[0]->type;
   ConvGeometry g;
   g.inChannels = op.attrs.getInt("in_channels", 0);
@@ -52,6 +55,36 @@ ConvGeometry conv2dGeometry(const Op& op) {
   if (x.shape[1] != g.inChannels)
     fail(op, "x {} has {} channels, in_channels is {}", x.withoutDevice(), x.shape[1],
          g.inChannels);
+  return g;
+}
+
+}  // namespace
+
+ConvGeometry convTranspose2dGeometry(const Op& op) {
+  GXC_CHECK(op.kind == OpKind::ConvTranspose2d, "'{}' is not a conv_transpose2d", op.layerName());
+  ConvGeometry g = commonGeometry(op);
+  auto [padH, padW] = attrPairOrFail(op, "padding", 0, 0);
+  g.padTop = g.padBottom = padH;
+  g.padLeft = g.padRight = padW;
+  std::tie(g.outputPadH, g.outputPadW) = attrPairOrFail(op, "output_padding", 0, 0);
+  if ((g.outputPadH >= g.strideH && g.outputPadH >= g.dilationH) ||
+      (g.outputPadW >= g.strideW && g.outputPadW >= g.dilationW))
+    fail(op,
+         "output_padding [{}, {}] must be smaller than either the stride [{}, {}] or the "
+         "dilation [{}, {}]",
+         g.outputPadH, g.outputPadW, g.strideH, g.strideW, g.dilationH, g.dilationW);
+  g.outH = (g.inH - 1) * g.strideH - 2 * padH + g.dilationH * (g.kernelH - 1) + g.outputPadH + 1;
+  g.outW = (g.inW - 1) * g.strideW - 2 * padW + g.dilationW * (g.kernelW - 1) + g.outputPadW + 1;
+  if (g.outH <= 0 || g.outW <= 0)
+    fail(op, "x {} gives an output of [{}, {}] pixels: the padding removes more than there is",
+         op.operands[0]->type.withoutDevice(), g.outH, g.outW);
+  return g;
+}
+
+ConvGeometry conv2dGeometry(const Op& op) {
+  GXC_CHECK(op.kind == OpKind::Conv2d, "'{}' is not a conv2d", op.layerName());
+  const TensorType& x = op.operands[0]->type;
+  ConvGeometry g = commonGeometry(op);
   const int64_t spanH = g.dilationH * (g.kernelH - 1) + 1;
   const int64_t spanW = g.dilationW * (g.kernelW - 1) + 1;
   const auto padding = op.attrs.all().find("padding");

@@ -76,11 +76,14 @@ Shape linear(const Op& op) {
   return shape;
 }
 
+// conv2d's weight is [out, in / groups, kh, kw]; conv_transpose2d's [in, out / groups, kh, kw].
 Shape conv2d(const Op& op) {
   const TensorType& x = operandType(op, 0);
   requireFloat(op, x);
-  ConvGeometry g = conv2dGeometry(op);
-  Shape weight{g.outChannels, g.inChannels / g.groups, g.kernelH, g.kernelW};
+  const bool transposed = op.kind == OpKind::ConvTranspose2d;
+  ConvGeometry g = transposed ? convTranspose2dGeometry(op) : conv2dGeometry(op);
+  Shape weight = transposed ? Shape{g.inChannels, g.outChannels / g.groups, g.kernelH, g.kernelW}
+                            : Shape{g.outChannels, g.inChannels / g.groups, g.kernelH, g.kernelW};
   const TensorType& w = operandType(op, 1);
   requireSameDType(op, x, w);
   if (w.shape != weight)
@@ -346,6 +349,7 @@ TensorType inferResultType(const Op& op) {
       result = infer::inferAnyDTypeElementwise(op, result);
       break;
     case OpKind::Conv2d:
+    case OpKind::ConvTranspose2d:
       result.shape = conv2d(op);
       break;
     case OpKind::MaxPool2d:

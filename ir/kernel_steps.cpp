@@ -18,6 +18,7 @@ StepKind stepKindOf(const Op& op) {
     case OpKind::Linear:
       return StepKind::Gemm;
     case OpKind::Conv2d:
+    case OpKind::ConvTranspose2d:
       return StepKind::Conv;
     case OpKind::Copy:
     case OpKind::To:

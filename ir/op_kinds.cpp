@@ -257,6 +257,20 @@ std::vector<OpSchema> buildSchemas() {
                  1,
                  1,
                  {{"k", kInt, true}, {"axis", kInt}, {"largest", kBool}}});
+  // As conv2d's, without `same` (torch has none for it), plus output_padding: an int or a pair.
+  s.push_back({OpKind::ConvTranspose2d,
+               "conv_transpose2d",
+               2,
+               3,
+               {{"in_channels", kInt, true},
+                {"out_channels", kInt, true},
+                {"kernel_size", kInt | kIntList, true},
+                {"stride", kInt | kIntList},
+                {"padding", kInt | kIntList},
+                {"output_padding", kInt | kIntList},
+                {"dilation", kInt | kIntList},
+                {"groups", kInt},
+                {"bias", kBool}}});
   for (size_t i = 0; i < s.size(); ++i)
     GXC_CHECK(static_cast<size_t>(s[i].kind) == i, "op schema table out of enum order at {}", i);
   return s;

@@ -121,7 +121,8 @@ namespace gxc {
   X(AdaptiveAvgPool2d, "adaptive_avg_pool2d")                  \
   /* batch_norm (format 1.1) */                                \
   X(BatchNorm, "batch_norm")                                   \
-  GXC_OP_KINDS_TOPK(X)
+  GXC_OP_KINDS_TOPK(X)                                         \
+  X(ConvTranspose2d, "conv_transpose2d")
 
 enum class OpKind {
 #define GXC_ENUM(id, name) id,

@@ -124,6 +124,7 @@ bool rowWise(const Op& op, const std::vector<bool>& batched) {
       return static_cast<int64_t>(repeats.size()) == x.rank() && repeats[0] == 1;
     }
     case OpKind::Conv2d:  // each sample convolved alone with the same weights
+    case OpKind::ConvTranspose2d:
       return onlyFirstBatched();
     case OpKind::MaxPool2d:  // each [H, W] plane pooled alone: a sample (or channel) per row
     case OpKind::AvgPool2d:

@@ -61,13 +61,19 @@ double attentionFlops(const Op& op) {
 }
 
 double convFlops(const Op& op) {
-  if (op.kind != OpKind::Conv2d) return 0;
-  ConvGeometry g = conv2dGeometry(op);
+  if (op.kind != OpKind::Conv2d && op.kind != OpKind::ConvTranspose2d) return 0;
+  const bool transposed = op.kind == OpKind::ConvTranspose2d;
+  ConvGeometry g = transposed ? convTranspose2dGeometry(op) : conv2dGeometry(op);
   double outputs = static_cast<double>(g.batch) * static_cast<double>(g.outChannels) *
                    static_cast<double>(g.outH) * static_cast<double>(g.outW);
-  double perOutput = static_cast<double>(g.inChannels / g.groups) * static_cast<double>(g.kernelH) *
-                     static_cast<double>(g.kernelW);
-  return 2.0 * outputs * perOutput + (g.bias ? outputs : 0.0);
+  double kernel = static_cast<double>(g.kernelH) * static_cast<double>(g.kernelW);
+  // A conv2d's output sums in/groups * kh * kw products. A transposed one scatters each input
+  // pixel through the kernel into out/groups channels: as many products per input as that.
+  double products = transposed ? static_cast<double>(g.batch) * static_cast<double>(g.inChannels) *
+                                     static_cast<double>(g.inH) * static_cast<double>(g.inW) *
+                                     static_cast<double>(g.outChannels / g.groups) * kernel
+                               : outputs * static_cast<double>(g.inChannels / g.groups) * kernel;
+  return 2.0 * products + (g.bias ? outputs : 0.0);
 }
 
 double poolFlops(const Op& op) {
@@ -153,7 +159,7 @@ double gemmMathSeconds(const std::vector<const Op*>& ops, const Device& device,
       seconds += flops / costs.hostGemmFlopsPerSecond;
       continue;
     }
-    if (op->kind == OpKind::Conv2d) {
+    if (op->kind == OpKind::Conv2d || op->kind == OpKind::ConvTranspose2d) {
       seconds +=
           flops / (gemmPeakFlopsPerSecond(op->result->type.dtype, costs) * costs.gemmPeakFraction);
       continue;

@@ -1,7 +1,8 @@
-// conv2d on the host through oneDNN (the library PyTorch's CPU path uses): the `cpu` and
-// `sim` platforms' convolutions, as cpu_gemm.h is their GEMMs. f16/bf16 operands are widened
-// to f32 and the result rounded once, as the reference does. The result is written into
-// `result` (the op's result type, placed by the caller), which must not overlap an operand.
+// conv2d and conv_transpose2d on the host through oneDNN (the library PyTorch's CPU path uses;
+// its convolution and deconvolution primitives): the `cpu` and `sim` platforms' convolutions,
+// as cpu_gemm.h is their GEMMs. f16/bf16 operands are widened to f32 and the result rounded
+// once, as the reference does. The result is written into `result` (the op's result type,
+// placed by the caller), which must not overlap an operand.
 #pragma once
 
 #include <vector>
@@ -11,6 +12,6 @@
 
 namespace gxc {
 
-void cpuConv2d(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result);
+void cpuConvolution(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result);
 
 }  // namespace gxc

@@ -125,7 +125,7 @@ void HostGeneratedKernels::run(const KernelStep& step, const std::vector<ConstTe
     case StepKind::Conv: {
       std::vector<ConstTensorView> operands;
       for (const Value* operand : root.operands) operands.push_back(tensors.at(operand));
-      cpuConv2d(root, operands, result);
+      cpuConvolution(root, operands, result);
       return;
     }
     case StepKind::Generated:

@@ -75,6 +75,7 @@ Tensor cumsumOp(const Op& op, const Operands& operands);
 Tensor topkOp(const Op& op, const Operands& operands);  // topk and topk_indices
 // reference_conv.cpp
 Tensor conv2dOp(const Op& op, const Operands& operands);
+Tensor convTranspose2dOp(const Op& op, const Operands& operands);
 // reference_pool.cpp: max_pool2d, avg_pool2d, adaptive_avg_pool2d
 Tensor pool2dOp(const Op& op, const Operands& operands);
 // reference_loss.cpp

@@ -61,6 +61,8 @@ Tensor evaluateReferenceOp(const Op& op, const std::vector<const Tensor*>& opera
       return embeddingOp(op, operands);
     case OpKind::Conv2d:
       return conv2dOp(op, operands);
+    case OpKind::ConvTranspose2d:
+      return convTranspose2dOp(op, operands);
     case OpKind::MaxPool2d:
     case OpKind::AvgPool2d:
     case OpKind::AdaptiveAvgPool2d:

@@ -33,6 +33,7 @@ bool isParamOperand(OpKind kind, size_t index) {
     case OpKind::RmsNorm:
     case OpKind::GroupNorm:
     case OpKind::Conv2d:
+    case OpKind::ConvTranspose2d:
       return index >= 1;  // weight, bias
     case OpKind::BatchNorm:
       return index >= 1;  // running_mean, running_var, weight, bias

@@ -84,7 +84,7 @@ TEST_P(GeneratedKernelFixtureTest, GeneratedKernelMatchesTheReference) {
   // GEMMs and views (reshape, dropout, a slice along axis 0) run no generated kernel; a
   // convolution runs the library (oneDNN) on the host.
   bool library = isGemm(op->kind) || stepKindOf(*op) == StepKind::View;
-  bool convolution = op->kind == OpKind::Conv2d;
+  bool convolution = op->kind == OpKind::Conv2d || op->kind == OpKind::ConvTranspose2d;
   EXPECT_EQ(step->kind == StepKind::Conv, convolution) << "op " << c.op;
   EXPECT_EQ(step->kind == StepKind::Generated, !library && !convolution) << "op " << c.op;
 
