@@ -20,6 +20,23 @@ constexpr std::string_view kOpNames[] = {
 #undef GXC_NAME
 };
 
+// conv2d's and conv_transpose2d's attributes. Each of kernel_size, stride, padding and dilation
+// (and conv_transpose2d's output_padding) is an int or an [h, w] pair; conv2d's padding may
+// also be `same`, which torch has not for conv_transpose2d (ir/conv_geometry.h reads them).
+std::vector<AttrSpec> convAttrs(bool transposed) {
+  constexpr AttrKindMask pair = kInt | kIntList;
+  std::vector<AttrSpec> attrs = {{"in_channels", kInt, true},
+                                 {"out_channels", kInt, true},
+                                 {"kernel_size", pair, true},
+                                 {"stride", pair},
+                                 {"padding", transposed ? pair : pair | kString},
+                                 {"dilation", pair},
+                                 {"groups", kInt},
+                                 {"bias", kBool}};
+  if (transposed) attrs.push_back({"output_padding", pair});
+  return attrs;
+}
+
 std::vector<OpSchema> buildSchemas() {
   std::vector<OpSchema> s;
   auto binary = [&](OpKind k, std::string_view n) {
@@ -205,20 +222,7 @@ std::vector<OpSchema> buildSchemas() {
                 {"eps", kFloat},
                 {"affine", kBool}}});
   s.push_back({OpKind::Dropout, "dropout", 1, 1, {{"p", kFloat}}});
-  // Each of kernel_size, stride, padding and dilation is an int or an [h, w] pair; padding may
-  // also be `same` (ir/conv_geometry.h reads them).
-  s.push_back({OpKind::Conv2d,
-               "conv2d",
-               2,
-               3,
-               {{"in_channels", kInt, true},
-                {"out_channels", kInt, true},
-                {"kernel_size", kInt | kIntList, true},
-                {"stride", kInt | kIntList},
-                {"padding", kInt | kIntList | kString},
-                {"dilation", kInt | kIntList},
-                {"groups", kInt},
-                {"bias", kBool}}});
+  s.push_back({OpKind::Conv2d, "conv2d", 2, 3, convAttrs(false)});
   // kernel_size, stride (absent: kernel_size), padding and output_size are each an int or an
   // [h, w] pair (ir/pool_geometry.h reads them).
   s.push_back({OpKind::MaxPool2d,
@@ -257,20 +261,7 @@ std::vector<OpSchema> buildSchemas() {
                  1,
                  1,
                  {{"k", kInt, true}, {"axis", kInt}, {"largest", kBool}}});
-  // As conv2d's, without `same` (torch has none for it), plus output_padding: an int or a pair.
-  s.push_back({OpKind::ConvTranspose2d,
-               "conv_transpose2d",
-               2,
-               3,
-               {{"in_channels", kInt, true},
-                {"out_channels", kInt, true},
-                {"kernel_size", kInt | kIntList, true},
-                {"stride", kInt | kIntList},
-                {"padding", kInt | kIntList},
-                {"output_padding", kInt | kIntList},
-                {"dilation", kInt | kIntList},
-                {"groups", kInt},
-                {"bias", kBool}}});
+  s.push_back({OpKind::ConvTranspose2d, "conv_transpose2d", 2, 3, convAttrs(true)});
   for (size_t i = 0; i < s.size(); ++i)
     GXC_CHECK(static_cast<size_t>(s[i].kind) == i, "op schema table out of enum order at {}", i);
   return s;
