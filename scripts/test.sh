@@ -26,5 +26,5 @@ build-asan/tests/gxc_unit_tests --gtest_brief=1
 echo "== runtime tests under ThreadSanitizer"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGXC_SANITIZE=thread > /dev/null
 cmake --build build-tsan -j "$jobs" --target gxc_unit_tests
-TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/gxc_unit_tests --gtest_brief=1 \
+TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" build-tsan/tests/gxc_unit_tests --gtest_brief=1 \
   --gtest_filter='Sim*:*PlatformEquivalence*:*ExecutedPlan*:TerminalProgressThread*'
