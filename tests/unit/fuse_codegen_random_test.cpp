@@ -5,7 +5,8 @@
 //
 // The graphs are made of random *islands*, independent subgraphs with inputs of their own.
 // An island has one dtype (f32, f16 or bf16) and one base shape F (rank 1 to 3); its ops
-// are elementwise (unary, binary with NumPy broadcasting, with a `scalar`), the anchors (sum,
+// are elementwise (unary, binary with NumPy broadcasting, with a `scalar`; the 1.1 unary ops,
+// minimum, maximum, clamp, pow, and where and masked_fill on comparisons), the anchors (sum,
 // mean and max over any axes, keepdim or not; softmax and log_softmax along any axis;
 // layer_norm with or without weight and bias) and their results broadcast back, so fuse
 // forms prologues, tails of the anchor's shape and tails broadcast over the rows. Many
@@ -121,7 +122,7 @@ class IslandMaker {
     const Bounded b = pick(3) ? recent() : values_[static_cast<size_t>(pick(3))];
     Attrs attrs;
     const TensorType& type = a.value->type;
-    switch (pick(12)) {
+    switch (pick(15)) {
       case 0: {
         const OpKind kinds[] = {OpKind::Relu, OpKind::Neg, OpKind::Gelu};
         OpKind kind = kinds[pick(3)];
@@ -213,12 +214,124 @@ class IslandMaker {
         Shape last = {type.shape.back()};
         if (affine >= 1) operands.push_back(input("w" + std::to_string(next_), last));
         if (affine == 2) operands.push_back(input("c" + std::to_string(next_), last));
-        attrs.set("eps", pick(2) ? 1e-5 : 0.1);
+        // layer_norm magnifies a difference in its input by up to 1/sqrt(eps) where the row is
+        // nearly constant (a saturated tanh upstream makes such rows): eps 1e-5 would turn the
+        // last-bit differences of tanhf and std::tanh into 1e-5 at the output.
+        attrs.set("eps", pick(2) ? 1e-3 : 0.1);
         // A normalized value is below sqrt(n) in magnitude.
         double bound = std::sqrt(static_cast<double>(type.shape.back()) + 1);
         make(OpKind::LayerNorm, operands, affine == 0 ? bound : bound * 5 + 5, attrs);
         break;
       }
+      case 12:
+        smoothUnary(a);
+        break;
+      case 13:
+        minimumMaximumOrClamp(a, b);
+        break;
+      case 14:
+        selection(a, b);
+        break;
+    }
+  }
+
+  // The 1.1 unary ops that are continuous (floor, round and sign are not: a last-bit
+  // difference upstream could move their result by a whole unit).
+  void smoothUnary(const Bounded& a) {
+    Attrs attrs;
+    switch (pick(11)) {
+      case 0:
+        unary(OpKind::Abs, a, a.bound);
+        break;
+      case 1:
+        unary(pick(2) ? OpKind::Sin : OpKind::Cos, a, 1.0);
+        break;
+      case 2:
+        unary(OpKind::Erf, a, 1.0);
+        break;
+      case 3:
+        unary(OpKind::Silu, a, a.bound);
+        break;
+      case 4:
+        unary(OpKind::Hardsigmoid, a, 1.0);
+        break;
+      case 5:
+        unary(OpKind::Hardswish, a, a.bound);
+        break;
+      case 6:
+        if (pick(2)) attrs.set("negative_slope", 0.2);
+        unary(OpKind::LeakyRelu, a, a.bound, attrs);
+        break;
+      case 7: {
+        double alpha = pick(2) ? 1.0 : 0.5;
+        attrs.set("alpha", alpha);
+        unary(OpKind::Elu, a, std::max(a.bound, alpha), attrs);
+        break;
+      }
+      case 8: {  // softplus(x) <= |x| + log(2) / beta
+        attrs.set("beta", pick(2) ? 1.0 : 2.0);
+        attrs.set("threshold", pick(2) ? 20.0 : 2.0);
+        unary(OpKind::Softplus, a, a.bound + 1.0, attrs);
+        break;
+      }
+      case 9:
+        attrs.set("scalar", 2.0);
+        unary(OpKind::Pow, a, a.bound * a.bound, attrs);
+        break;
+      case 10: {  // pow(|a| + 1, b) with |b| <= 1: a positive base, a bounded result
+        Attrs one;
+        one.set("scalar", 1.0);
+        Value* magnitude = unary(OpKind::Abs, a, a.bound);
+        Value* base = magnitude ? make(OpKind::Add, {magnitude}, a.bound + 1, one) : nullptr;
+        Value* exponent =
+            base ? unary(OpKind::Tanh, values_[static_cast<size_t>(pick(3))], 1.0) : nullptr;
+        if (exponent) make(OpKind::Pow, {base, exponent}, a.bound + 1);
+        break;
+      }
+    }
+  }
+
+  void minimumMaximumOrClamp(const Bounded& a, const Bounded& b) {
+    Attrs attrs;
+    OpKind kind = pick(2) ? OpKind::Minimum : OpKind::Maximum;
+    switch (pick(3)) {
+      case 0:
+        make(kind, {a.value, b.value}, std::max(a.bound, b.bound));
+        break;
+      case 1:
+        attrs.set("scalar", -0.5);
+        unary(kind, a, a.bound + 0.5, attrs);
+        break;
+      case 2: {
+        int bounds = pick(3);  // min, max or both
+        if (bounds != 1) attrs.set("min", -1.5);
+        if (bounds != 0) attrs.set("max", 2.0);
+        unary(OpKind::Clamp, a, a.bound, attrs);
+        break;
+      }
+    }
+  }
+
+  // where and masked_fill, with their bool conditions. A comparison is continuous only where
+  // it cannot flip: where(a > b, a, b) is max(a, b) either way, and comparisons of the
+  // island's inputs are exact. The bool values are not left for later ops to pick up.
+  void selection(const Bounded& a, const Bounded& b) {
+    bool ofInputs = pick(2);
+    const Bounded& left = ofInputs ? values_[0] : a;
+    const Bounded& right = ofInputs ? values_[1] : b;
+    const OpKind comparisons[] = {OpKind::Lt, OpKind::Le, OpKind::Gt, OpKind::Ge};
+    OpKind comparison = ofInputs ? comparisons[pick(4)] : OpKind::Gt;
+    Value* condition = make(comparison, {left.value, right.value}, 1.0);
+    if (!condition) return;
+    values_.pop_back();
+    if (ofInputs && pick(2)) {
+      Value* other = pick(2) ? make(OpKind::LogicalNot, {condition}, 1.0) : nullptr;
+      if (other) values_.pop_back();
+      Attrs attrs;
+      attrs.set("value", -0.75);
+      make(OpKind::MaskedFill, {a.value, other ? other : condition}, a.bound + 1, attrs);
+    } else {
+      make(OpKind::Where, {condition, a.value, b.value}, std::max(a.bound, b.bound));
     }
   }
 
@@ -235,7 +348,32 @@ class IslandMaker {
 // What the fused kernels of a graph contain, to show the test covers the patterns it is for.
 struct Coverage {
   int kernels = 0, withAnchor = 0, withPrologue = 0, broadcastTails = 0, halfPrecision = 0;
+  int withOnePointOneOps = 0, withSelection = 0;  // format 1.1's elementwise ops; where, fill
 };
+
+bool isOnePointOneElementwise(OpKind kind) {
+  switch (kind) {
+    case OpKind::Abs:
+    case OpKind::Sin:
+    case OpKind::Cos:
+    case OpKind::Erf:
+    case OpKind::Silu:
+    case OpKind::Hardsigmoid:
+    case OpKind::Hardswish:
+    case OpKind::LeakyRelu:
+    case OpKind::Elu:
+    case OpKind::Softplus:
+    case OpKind::Pow:
+    case OpKind::Minimum:
+    case OpKind::Maximum:
+    case OpKind::Clamp:
+    case OpKind::Where:
+    case OpKind::MaskedFill:
+      return true;
+    default:
+      return false;
+  }
+}
 
 void count(const Graph& graph, Coverage& coverage) {
   for (const KernelSpan& span : kernelSpans(graph)) {
@@ -245,6 +383,15 @@ void count(const Graph& graph, Coverage& coverage) {
         graph.ops().begin() + static_cast<std::ptrdiff_t>(span.last) + 1);
     const Op* root = members.back();
     if (root->result->type.dtype != DType::F32) ++coverage.halfPrecision;
+    auto has = [&](auto predicate) {
+      return std::any_of(members.begin(), members.end(), predicate);
+    };
+    if (has([](const Op* op) { return isOnePointOneElementwise(op->kind); }))
+      ++coverage.withOnePointOneOps;
+    if (has([](const Op* op) {
+          return op->kind == OpKind::Where || op->kind == OpKind::MaskedFill;
+        }))
+      ++coverage.withSelection;
     for (const Op* op : members) {
       if (kernelRole(*op) != KernelRole::Anchor) continue;
       ++coverage.withAnchor;
@@ -320,11 +467,15 @@ TEST(FuseCodegenRandomTest, FusedKernelsOfRandomGraphsComputeTheReferencesAnswer
   RecordProperty("with_prologue", coverage.withPrologue);
   RecordProperty("broadcast_tails", coverage.broadcastTails);
   RecordProperty("half_precision", coverage.halfPrecision);
+  RecordProperty("with_1_1_ops", coverage.withOnePointOneOps);
+  RecordProperty("with_selection", coverage.withSelection);
   EXPECT_GT(coverage.kernels, 300);
   EXPECT_GT(coverage.withAnchor, 100);
   EXPECT_GT(coverage.withPrologue, 30);
   EXPECT_GT(coverage.broadcastTails, 30);
   EXPECT_GT(coverage.halfPrecision, 20);
+  EXPECT_GT(coverage.withOnePointOneOps, 100);
+  EXPECT_GT(coverage.withSelection, 20);
 }
 
 }  // namespace
