@@ -91,6 +91,17 @@ GXC_FN double gxc_block_prod(double v) {
   return partial[0];
 }
 
+// Warp-wide max and sum: every lane of a full warp passes its value and gets the warp's.
+GXC_FN float gxc_warp_max(float v) {
+  for (int offset = 16; offset > 0; offset >>= 1)
+    v = gxc_max(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  return v;
+}
+GXC_FN float gxc_warp_sum(float v) {
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
+
 GXC_FN bool gxc_arg_better(float bv, gxc_i64 bi, float av, gxc_i64 ai, bool largest);
 
 // Block-wide argmax (largest) or argmin: every thread passes its best value and its index
@@ -127,6 +138,8 @@ GXC_FN gxc_i64 gxc_block_arg(float v, gxc_i64 i, bool largest) {
 #define __global__
 #define __device__
 #define __forceinline__ inline
+// A block is one call of the kernel function on one thread: its shared memory is a local.
+#define __shared__
 #define GXC_FN static inline
 
 // The C math library, declared rather than included: the host build of a graph's kernels
@@ -192,6 +205,9 @@ GXC_FN float gxc_min(float a, float b) { return (a < b || a != a) ? a : b; }
 GXC_FN float gxc_block_min(float v) { return v; }
 GXC_FN double gxc_block_prod(double v) { return v; }
 GXC_FN gxc_i64 gxc_block_arg(float, gxc_i64 i, bool) { return i; }
+// A warp of one lane.
+GXC_FN float gxc_warp_max(float v) { return v; }
+GXC_FN float gxc_warp_sum(float v) { return v; }
 
 // Runs blocks 0 .. grid-1 of `kernel`, one after the other, on the calling thread.
 extern "C" void gxc_host_launch(void (*kernel)(GxcArgs), GxcArgs args, unsigned grid) {
