@@ -26,7 +26,7 @@ int64_t axisOrFail(const Op& op, int64_t axis, const TensorType& type) {
 
 Shape elementwiseBinary(const Op& op) {
   const TensorType& a = operandType(op, 0);
-  requireFloat(op, a);
+  infer::requireArithmeticOperand(op, a);
   if (op.operands.size() == 1) return a.shape;
   const TensorType& b = operandType(op, 1);
   requireSameDType(op, a, b);
@@ -376,7 +376,7 @@ TensorType inferResultType(const Op& op) {
       break;
     default:
       GXC_CHECK(isElementwiseUnary(op.kind), "no shape rule for op {}", opName(op.kind));
-      requireFloat(op, first);
+      infer::requireArithmeticOperand(op, first);
       if (op.kind == OpKind::Gelu) {
         std::string approximate = op.attrs.getString("approximate", "none");
         if (approximate != "none" && approximate != "tanh")
