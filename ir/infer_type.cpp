@@ -101,7 +101,7 @@ Shape conv2d(const Op& op) {
 
 Shape reduction(const Op& op) {
   const TensorType& x = operandType(op, 0);
-  requireFloat(op, x);
+  infer::requireReducible(op, x);
   bool keepdim = op.attrs.getBool("keepdim", false);
   std::vector<bool> reduced(x.shape.size(), false);
   if (auto axes = op.attrs.getAxes("axis")) {
@@ -289,6 +289,8 @@ TensorType inferResultType(const Op& op) {
     case OpKind::Var:
     case OpKind::Std:
       result.shape = reduction(op);
+      if (isInteger(first.dtype) && op.kind != OpKind::Max && op.kind != OpKind::Min)
+        result.dtype = DType::I64;  // torch.sum and torch.prod of integers
       break;
     case OpKind::Argmax:
     case OpKind::Argmin:

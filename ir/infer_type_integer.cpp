@@ -1,6 +1,7 @@
-// The operand rule of the arithmetic elementwise ops (add, sub, mul, div, pow, minimum, maximum
-// and the unary math ops): float operands, or i32 and i64 ones for the ops that torch keeps
-// integer (add, sub, mul, minimum, maximum, neg, abs, sign, clamp). Part of inferResultType.
+// The operand rules of the arithmetic elementwise ops (add, sub, mul, div, pow, minimum,
+// maximum and the unary math ops) and of the reductions: float operands, or i32 and i64 ones
+// for the ops that torch keeps integer (add, sub, mul, minimum, maximum, neg, abs, sign, clamp;
+// sum and prod, whose result is i64 as torch's; max and min). Part of inferResultType.
 //
 // torch promotes an integer tensor with a float number (a `scalar`, a clamp bound) to f32, and
 // computes div of integers as f32 true division; gxc refuses both with a message asking for a
@@ -60,6 +61,12 @@ void requireArithmeticOperand(const Op& op, const TensorType& type) {
   requireIntegralNumber(op, type, "scalar");
   requireIntegralNumber(op, type, "min");
   requireIntegralNumber(op, type, "max");
+}
+
+void requireReducible(const Op& op, const TensorType& type) {
+  bool integerReduction = op.kind == OpKind::Sum || op.kind == OpKind::Prod ||
+                          op.kind == OpKind::Max || op.kind == OpKind::Min;
+  if (!isInteger(type.dtype) || !integerReduction) requireFloat(op, type);
 }
 
 }  // namespace gxc::infer
