@@ -181,6 +181,7 @@ std::string broadcastIndex(const Shape& shape, const Shape& outShape, const std:
 
 std::string elementwiseExpr(const Op& op, const std::vector<std::string>& operands) {
   if (isElementwiseAnyDType(op.kind)) return anyDTypeExpr(op, operands);
+  if (isInteger(op.result->type.dtype)) return integerExpr(op, operands);
   // f64 computes in double: the C math functions without their f suffix, double literals,
   // and the double overloads of gxc_kernel.h's functions.
   const bool wide = op.result->type.dtype == DType::F64;

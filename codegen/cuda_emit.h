@@ -79,6 +79,8 @@ std::string broadcastIndex(const Shape& shape, const Shape& outShape, const std:
 std::string elementwiseExpr(const Op& op, const std::vector<std::string>& operands);
 // The same for the ops of any dtype (isElementwiseAnyDType): cuda_emit_logic.cpp.
 std::string anyDTypeExpr(const Op& op, const std::vector<std::string>& operands);
+// The same for the arithmetic ops on i32 and i64: cuda_emit_integer.cpp.
+std::string integerExpr(const Op& op, const std::vector<std::string>& operands);
 
 // Statements that compute the elementwise `members` at the element `rootIndex` of `root`
 // (of a shape every member broadcasts into), and the expression of root's value there (in

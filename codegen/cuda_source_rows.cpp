@@ -149,7 +149,27 @@ KernelBody rowKernel(const KernelStep& step, const Op& anchor, const KernelArgs&
   RowLayout layout;
   bool perElement = false;  // the anchor's value differs along the row (normalizations)
 
-  switch (anchor.kind) {
+  // sum, prod, max and min of integers (shape inference admits no other integer anchor): in
+  // gxc_i64, never through float; gxc_fold_i64 wraps around as torch.
+  const int integerFold = !isInteger(x->type.dtype)     ? -1
+                          : anchor.kind == OpKind::Sum  ? 0
+                          : anchor.kind == OpKind::Prod ? 1
+                          : anchor.kind == OpKind::Max  ? 2
+                                                        : 3;
+  if (integerFold >= 0) {
+    GXC_CHECK(anchor.kind == OpKind::Sum || anchor.kind == OpKind::Prod ||
+                  anchor.kind == OpKind::Max || anchor.kind == OpKind::Min,
+              "layer '{}': {} of integers", anchor.layerName(), opName(anchor.kind));
+    layout = reductionLayout(anchor);
+    stats =
+        fmt::format("    gxc_i64 acc = gxc_fold_i64_identity({});\n", integerFold) +
+        rowLoop(layout, read, fmt::format("acc = gxc_fold_i64(acc, {}, {});", load, integerFold)) +
+        fmt::format("    acc = gxc_block_fold_i64(acc, {});\n", integerFold);
+    anchorValue = "acc";
+  }
+  switch (integerFold >= 0 ? OpKind::Param : anchor.kind) {
+    case OpKind::Param:  // the integer reductions, above
+      break;
     case OpKind::Sum:
     case OpKind::Mean:
       layout = reductionLayout(anchor);
@@ -280,8 +300,8 @@ KernelBody rowKernel(const KernelStep& step, const Op& anchor, const KernelArgs&
   } else {
     tailLoop = fmt::format(
         "    for (gxc_i64 t = threadIdx.x; t < {}; t += blockDim.x) {{\n"
-        "      const float av = {};\n",
-        intLiteral(fiber), anchorValue);
+        "      const {} av = {};\n",
+        intLiteral(fiber), computeType(anchor.result->type.dtype), anchorValue);
     tailLoop += rootIndexOf(anchorShape, root->type.shape, "row", "t", "      ");
   }
   tailLoop += elementwiseTail(tail, root, args, given, "ri", "      ") + "    }\n";

@@ -103,6 +103,27 @@ GXC_FN float gxc_warp_sum(float v) {
 }
 
 GXC_FN bool gxc_arg_better(float bv, gxc_i64 bi, float av, gxc_i64 ai, bool largest);
+GXC_FN gxc_i64 gxc_fold_i64(gxc_i64 a, gxc_i64 b, int kind);
+GXC_FN gxc_i64 gxc_fold_i64_identity(int kind);
+
+// Block-wide integer sum, product, max or min (gxc_fold_i64's kind), as gxc_block_prod.
+GXC_FN gxc_i64 gxc_block_fold_i64(gxc_i64 v, int kind) {
+  __shared__ gxc_i64 partial[32];
+  for (int offset = 16; offset > 0; offset >>= 1)
+    v = gxc_fold_i64(v, __shfl_down_sync(0xffffffffu, v, offset), kind);
+  unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+  __syncthreads();
+  if (lane == 0) partial[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < (blockDim.x + 31u) / 32u ? partial[lane] : gxc_fold_i64_identity(kind);
+    for (int offset = 16; offset > 0; offset >>= 1)
+      v = gxc_fold_i64(v, __shfl_down_sync(0xffffffffu, v, offset), kind);
+    if (lane == 0) partial[0] = v;
+  }
+  __syncthreads();
+  return partial[0];
+}
 
 // Block-wide argmax (largest) or argmin: every thread passes its best value and its index
 // (-1: none) and gets the block's index.
@@ -205,6 +226,7 @@ GXC_FN float gxc_min(float a, float b) { return (a < b || a != a) ? a : b; }
 GXC_FN float gxc_block_min(float v) { return v; }
 GXC_FN double gxc_block_prod(double v) { return v; }
 GXC_FN gxc_i64 gxc_block_arg(float, gxc_i64 i, bool) { return i; }
+GXC_FN gxc_i64 gxc_block_fold_i64(gxc_i64 v, int) { return v; }
 // A warp of one lane.
 GXC_FN float gxc_warp_max(float v) { return v; }
 GXC_FN float gxc_warp_sum(float v) { return v; }
@@ -289,6 +311,20 @@ GXC_FN float gxc_round_bf16(float v) { return gxc_bf16_to_f32(gxc_f32_to_bf16(v)
 
 GXC_FN float gxc_neg_inf() { return gxc_bits_float(0xff800000u); }
 GXC_FN float gxc_nan() { return gxc_bits_float(0x7fc00000u); }
+
+// The integer reductions' step, kind 0 sum, 1 product, 2 max, 3 min: sums and products wrap
+// around as two's complement (through gxc_u64: signed overflow is undefined), as torch's.
+GXC_FN gxc_i64 gxc_fold_i64(gxc_i64 a, gxc_i64 b, int kind) {
+  if (kind == 0) return (gxc_i64)((gxc_u64)a + (gxc_u64)b);
+  if (kind == 1) return (gxc_i64)((gxc_u64)a * (gxc_u64)b);
+  if (kind == 2) return a > b ? a : b;
+  return a < b ? a : b;
+}
+GXC_FN gxc_i64 gxc_fold_i64_identity(int kind) {
+  if (kind == 2) return (gxc_i64)(1ULL << 63);  // the minimum
+  if (kind == 3) return (gxc_i64) ~(1ULL << 63);
+  return kind;  // 0 sums, 1 multiplies
+}
 
 // Whether element (bv, bi) beats (av, ai) for argmax (largest) or argmin, as torch picks: a NaN
 // beats every number, and of equals (NaNs included) the first wins; index -1 is no element.

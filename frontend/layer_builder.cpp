@@ -1,7 +1,9 @@
 // Layers and groups: ops, their attributes and their devices (the params that layers create
 // are layer_params.cpp's).
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <system_error>
 
 #include <fmt/ranges.h>
 
@@ -43,6 +45,19 @@ bool isIntegerText(const std::string& text) {
   return text.size() > start &&
          std::all_of(text.begin() + static_cast<std::ptrdiff_t>(start), text.end(),
                      [](unsigned char c) { return std::isdigit(c) != 0; });
+}
+
+// A `scalar` or a clamp bound written as an integer (that fits in 64 bits) stays one, exactly
+// (beyond 2^53 too): with an integer tensor it keeps the op integer, as a Python int does in
+// torch, where a number written with a point or an exponent makes it float.
+bool isExactIntegerNumber(const std::string& key, const YAML::Node& node) {
+  if ((key != "scalar" && key != "min" && key != "max") || !node.IsScalar() ||
+      !isIntegerText(node.Scalar()))
+    return false;
+  const std::string& text = node.Scalar();
+  int64_t value = 0;
+  const char* begin = text.data() + (text.starts_with('+') ? 1 : 0);
+  return std::from_chars(begin, text.data() + text.size(), value).ec == std::errc();
 }
 
 // Attributes whose value must be positive or one of a few words.
@@ -214,6 +229,8 @@ Attrs ModelBuilder::layerAttrs(const YAML::Node& layer, OpKind kind, const std::
       std::vector<int64_t> list;
       for (const YAML::Node& item : node) list.push_back(reader_.integer(item, attrWhat));
       value = list;
+    } else if (isExactIntegerNumber(key, node)) {
+      value = reader_.integer(node, attrWhat);
     } else if (spec->kinds & maskOf(AttrKind::Float)) {
       value = reader_.number(node, attrWhat);
     } else if (spec->kinds & maskOf(AttrKind::Int)) {

@@ -146,6 +146,10 @@ class KernelChecker {
 KernelRole kernelRole(const Op& op) {
   if (isElementwiseAnyDType(op.kind)) return KernelRole::Elementwise;  // any result dtype
   const TensorType& type = op.result->type;
+  // Shape inference lets integers through the arithmetic ops that keep them integer only.
+  if (type.known && isInteger(type.dtype) &&
+      (isElementwiseUnary(op.kind) || isElementwiseBinary(op.kind)))
+    return KernelRole::Elementwise;
   if (type.known && !isFloat(type.dtype)) return KernelRole::None;
   if (isElementwiseUnary(op.kind) || isElementwiseBinary(op.kind) || isChannelwise(op.kind))
     return KernelRole::Elementwise;

@@ -26,7 +26,7 @@ int64_t axisOrFail(const Op& op, int64_t axis, const TensorType& type) {
 
 Shape elementwiseBinary(const Op& op) {
   const TensorType& a = operandType(op, 0);
-  requireFloat(op, a);
+  infer::requireArithmeticOperand(op, a);
   if (op.operands.size() == 1) return a.shape;
   const TensorType& b = operandType(op, 1);
   requireSameDType(op, a, b);
@@ -101,7 +101,7 @@ Shape conv2d(const Op& op) {
 
 Shape reduction(const Op& op) {
   const TensorType& x = operandType(op, 0);
-  requireFloat(op, x);
+  infer::requireReducible(op, x);
   bool keepdim = op.attrs.getBool("keepdim", false);
   std::vector<bool> reduced(x.shape.size(), false);
   if (auto axes = op.attrs.getAxes("axis")) {
@@ -289,6 +289,8 @@ TensorType inferResultType(const Op& op) {
     case OpKind::Var:
     case OpKind::Std:
       result.shape = reduction(op);
+      if (isInteger(first.dtype) && op.kind != OpKind::Max && op.kind != OpKind::Min)
+        result.dtype = DType::I64;  // torch.sum and torch.prod of integers
       break;
     case OpKind::Argmax:
     case OpKind::Argmin:
@@ -376,7 +378,7 @@ TensorType inferResultType(const Op& op) {
       break;
     default:
       GXC_CHECK(isElementwiseUnary(op.kind), "no shape rule for op {}", opName(op.kind));
-      requireFloat(op, first);
+      infer::requireArithmeticOperand(op, first);
       if (op.kind == OpKind::Gelu) {
         std::string approximate = op.attrs.getString("approximate", "none");
         if (approximate != "none" && approximate != "tanh")

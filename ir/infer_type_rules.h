@@ -43,6 +43,12 @@ inline Shape broadcastOrFail(const Op& op, const TensorType& a, const TensorType
   return *shape;
 }
 
+// The arithmetic elementwise ops (infer_type_integer.cpp): float operands, or i32 and i64
+// ones for the ops that keep integers integer, with integral numbers in their attributes.
+void requireArithmeticOperand(const Op& op, const TensorType& type);
+// The reductions' operand: float, or i32 and i64 for sum, prod, max and min.
+void requireReducible(const Op& op, const TensorType& type);
+
 // The comparisons, logical ops, where, masked_fill and cast (infer_type_logic.cpp): `result`
 // (the operand's dtype and the op's device) with the op's shape and dtype set.
 TensorType inferAnyDTypeElementwise(const Op& op, TensorType result);

@@ -1,6 +1,10 @@
 // Reference kernels of the elementwise ops: the unary activations and math functions (clamp
 // among them), and add, sub, mul, div, pow, minimum and maximum with NumPy broadcasting or a
 // `scalar` attribute.
+//
+// i32 and i64 operands (of add, sub, mul, minimum, maximum, neg, abs, sign, clamp) compute in
+// int64 with two's complement wraparound, as torch: through uint64, where C++ leaves signed
+// overflow undefined; an i32 result wraps to 32 bits on store. Never through float.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -191,12 +195,83 @@ Tensor binaryIn(const Op& op, const Tensor& a, const Tensor* b) {
   return result;
 }
 
+// Two's complement arithmetic on int64: uint64's is modular.
+int64_t wrapping(OpKind kind, int64_t a, int64_t b) {
+  const uint64_t x = static_cast<uint64_t>(a), y = static_cast<uint64_t>(b);
+  switch (kind) {
+    case OpKind::Add:
+      return static_cast<int64_t>(x + y);
+    case OpKind::Sub:
+      return static_cast<int64_t>(x - y);
+    case OpKind::Mul:
+      return static_cast<int64_t>(x * y);
+    case OpKind::Minimum:
+      return std::min(a, b);
+    case OpKind::Maximum:
+      return std::max(a, b);
+    default:
+      GXC_CHECK(false, "{} is not an integer binary op", opName(kind));
+  }
+  return 0;
+}
+
+// The bounds and the scalar were checked integral (and within i32 for i32) by shape inference.
+int64_t integerUnary(const Op& op, int64_t x) {
+  const uint64_t negated = 0 - static_cast<uint64_t>(x);  // the minimum stays itself, as torch
+  switch (op.kind) {
+    case OpKind::Neg:
+      return static_cast<int64_t>(negated);
+    case OpKind::Abs:
+      return x < 0 ? static_cast<int64_t>(negated) : x;
+    case OpKind::Sign:
+      return (0 < x) - (x < 0);
+    case OpKind::Clamp:  // min, then max: all max where min > max, as torch.clamp
+      if (op.attrs.has("min")) x = std::max(x, op.attrs.getInt("min", 0));
+      if (op.attrs.has("max")) x = std::min(x, op.attrs.getInt("max", 0));
+      return x;
+    default:
+      GXC_CHECK(false, "layer '{}': {} of integers", op.layerName(), opName(op.kind));
+  }
+  return 0;
+}
+
+void checkIntegerOperands(const Op& op, const Operands& operands) {
+  for (const Tensor* t : operands)
+    GXC_CHECK(t->dtype() == operands[0]->dtype(), "layer '{}': {} of {} and {}", op.layerName(),
+              opName(op.kind), dtypeName(operands[0]->dtype()), dtypeName(t->dtype()));
+}
+
+Tensor integerUnaryOp(const Op& op, const Tensor& x) {
+  Tensor result = makeResult(op, x.shape());
+  for (int64_t i = 0; i < x.numel(); ++i) result.storeInt(i, integerUnary(op, x.loadInt(i)));
+  return result;
+}
+
+Tensor integerBinaryOp(const Op& op, const Tensor& a, const Tensor* b) {
+  if (!b) {
+    const int64_t scalar = op.attrs.getInt("scalar", 0);
+    Tensor result = makeResult(op, a.shape());
+    for (int64_t i = 0; i < a.numel(); ++i)
+      result.storeInt(i, wrapping(op.kind, a.loadInt(i), scalar));
+    return result;
+  }
+  Shape shape = broadcastShapes(op, a.shape(), b->shape());
+  Tensor result = makeResult(op, shape);
+  for (int64_t i = 0; i < result.numel(); ++i) {
+    Coords coords = unravelIndex(i, shape);
+    result.storeInt(i, wrapping(op.kind, a.loadInt(broadcastIndex(coords, a.shape())),
+                                b->loadInt(broadcastIndex(coords, b->shape()))));
+  }
+  return result;
+}
+
 }  // namespace
 
 Tensor unaryOp(const Op& op, const Operands& operands) {
   checkOperandCount(op, operands, 1, 1);
-  checkFloatOperands(op, operands, {0});
   const Tensor& x = *operands[0];
+  if (isInteger(x.dtype())) return integerUnaryOp(op, x);
+  checkFloatOperands(op, operands, {0});
   return x.dtype() == DType::F64 ? unaryIn<double>(op, x) : unaryIn<float>(op, x);
 }
 
@@ -204,6 +279,10 @@ Tensor binaryOp(const Op& op, const Operands& operands) {
   checkOperandCount(op, operands, 1, 2);
   const Tensor& a = *operands[0];
   const Tensor* b = operands.size() == 2 ? operands[1] : nullptr;
+  if (isInteger(a.dtype())) {
+    checkIntegerOperands(op, operands);
+    return integerBinaryOp(op, a, b);
+  }
   if (!b) {
     GXC_CHECK(op.attrs.has("scalar"), "layer '{}': {} with one operand and no scalar",
               op.layerName(), opName(op.kind));

@@ -1,6 +1,7 @@
 // Reference kernel of the reductions sum, mean, max, min, prod, argmax, argmin, logsumexp, var
 // and std over some axes (all when absent), with or without keeping the reduced dims, as
-// torch computes them. Everything accumulates in double.
+// torch computes them. Everything accumulates in double, but sum, prod, max and min of i32 and
+// i64, which fold in int64 with two's complement wraparound (sum and prod give i64, as torch).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -79,12 +80,33 @@ double foldRow(OpKind kind, const std::vector<double>& row, int64_t correction) 
   return acc;
 }
 
+// Through uint64, whose arithmetic is modular: signed overflow is undefined in C++.
+int64_t foldIntegerRow(OpKind kind, const std::vector<int64_t>& row) {
+  uint64_t acc = kind == OpKind::Prod ? 1 : 0;
+  switch (kind) {
+    case OpKind::Sum:
+      for (int64_t v : row) acc += static_cast<uint64_t>(v);
+      return static_cast<int64_t>(acc);
+    case OpKind::Prod:
+      for (int64_t v : row) acc *= static_cast<uint64_t>(v);
+      return static_cast<int64_t>(acc);
+    case OpKind::Max:
+      return *std::max_element(row.begin(), row.end());
+    case OpKind::Min:
+      return *std::min_element(row.begin(), row.end());
+    default:
+      GXC_CHECK(false, "{} of integers", opName(kind));
+  }
+  return 0;
+}
+
 }  // namespace
 
 Tensor reduceOp(const Op& op, const Operands& operands) {
   checkOperandCount(op, operands, 1, 1);
-  checkFloatOperands(op, operands, {0});
   const Tensor& x = *operands[0];
+  const bool integers = isInteger(x.dtype());
+  if (!integers) checkFloatOperands(op, operands, {0});
   bool keepdim = op.attrs.getBool("keepdim", false);
 
   // Which input dims are reduced: every dim when no axis is given. An empty list reduces
@@ -114,6 +136,7 @@ Tensor reduceOp(const Op& op, const Operands& operands) {
   // Each result element's elements, in row-major order of the folded dims: the position in
   // this list is the index argmax and argmin give.
   std::vector<std::vector<double>> rows(static_cast<size_t>(result.numel()));
+  std::vector<std::vector<int64_t>> integerRows(integers ? rows.size() : 0);
   for (int64_t i = 0; i < x.numel(); ++i) {
     Coords coords = unravelIndex(i, x.shape());
     Coords outCoords;
@@ -123,12 +146,18 @@ Tensor reduceOp(const Op& op, const Operands& operands) {
       else if (keepdim)
         outCoords.push_back(0);
     }
-    rows[static_cast<size_t>(ravelIndex(outCoords, shape))].push_back(x.loadFloat(i));
+    size_t row = static_cast<size_t>(ravelIndex(outCoords, shape));
+    if (integers)
+      integerRows[row].push_back(x.loadInt(i));
+    else
+      rows[row].push_back(x.loadFloat(i));
   }
   int64_t correction = op.attrs.getInt("correction", 1);
   for (int64_t o = 0; o < result.numel(); ++o) {
     const std::vector<double>& row = rows[static_cast<size_t>(o)];
-    if (op.kind == OpKind::Argmax || op.kind == OpKind::Argmin)
+    if (integers)
+      result.storeInt(o, foldIntegerRow(op.kind, integerRows[static_cast<size_t>(o)]));
+    else if (op.kind == OpKind::Argmax || op.kind == OpKind::Argmin)
       result.storeInt(o, argExtreme(row, op.kind == OpKind::Argmax));
     else
       result.storeFloat(o, static_cast<float>(foldRow(op.kind, row, correction)));
