@@ -22,11 +22,25 @@ inline const TensorType& operandType(const Op& op, size_t i) {
   return op.operands[i]->type;
 }
 
-// Float operands; f64 only for the elementwise ops (the others compute in f32 today).
+// The ops that compute f64 in double on every layer (reference, host, generated kernels,
+// cuBLAS): the elementwise ops and those listed here. The others compute in f32 only, so they
+// refuse f64 rather than silently computing it in f32.
+inline bool computesF64(OpKind kind) {
+  if (isElementwise(kind)) return true;
+  switch (kind) {
+    case OpKind::Matmul:
+    case OpKind::Linear:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Float operands; f64 only for the ops that compute it in double (computesF64).
 inline void requireFloat(const Op& op, const TensorType& type) {
   if (!isFloat(type.dtype))
     fail(op, "needs a floating-point operand, got {}", type.withoutDevice());
-  if (type.dtype == DType::F64 && !isElementwise(op.kind))
+  if (type.dtype == DType::F64 && !computesF64(op.kind))
     fail(op, "f64 operands are not supported by this op yet, got {}; cast to f32 first",
          type.withoutDevice());
 }
