@@ -125,8 +125,8 @@ struct RowLayout {
 std::string rowLoop(const RowLayout& layout, const ElementwiseCode& x,
                     const std::string& statement);
 // What a normalization anchor (layer_norm, rms_norm, group_norm; cuda_source_norm.cpp)
-// computes per row: `stats`, statements after the row setup, then `anchorValue`, the f32
-// value at element k of the row, an expression of the row's x there (`xk`), `k` and `at`.
+// computes per row: `stats`, statements after the row setup, then `anchorValue`, the f32 (f64:
+// double) value at element k of the row, an expression of the row's x there (`xk`), `k` and `at`.
 struct RowStats {
   RowLayout layout;
   std::string stats;

@@ -30,9 +30,16 @@ inline bool computesF64(OpKind kind) {
   switch (kind) {
     case OpKind::Matmul:
     case OpKind::Linear:
+    case OpKind::Softmax:
+    case OpKind::LogSoftmax:
+    case OpKind::LayerNorm:
+    case OpKind::RmsNorm:
+    case OpKind::GroupNorm:
+    case OpKind::BatchNorm:
+    case OpKind::Dropout:
       return true;
     default:
-      return false;
+      return isReduction(kind);  // sum ... std, argmax and argmin
   }
 }
 
