@@ -33,16 +33,20 @@ KernelBody attentionKernel(const Op& op, const KernelArgs& args) {
   double scale = op.attrs.getFloat("scale", 1.0 / std::sqrt(static_cast<double>(width)));
   bool causal = op.attrs.getBool("is_causal", false);
   auto in = [&](const Value* value) { return fmt::format("in{}", args.indexOf(value)); };
+  // f64 computes in double throughout; the other dtypes in f32 (the block sums in double).
+  const bool wide = q->type.dtype == DType::F64;
+  const std::string real = wide ? "double" : "float", zero = wide ? "0.0" : "0.0f";
+  const std::string exp = wide ? "exp" : "expf";
 
   // The score of key s for this row, with the causal mask or the mask applied.
   std::string score = fmt::format(
-      "        float x = 0.0f;\n"
+      "        {4} x = {5};\n"
       "        for (gxc_i64 e = 0; e < {0}; ++e) x += {1} * {2};\n"
       "        x *= {3};\n",
-      intLiteral(width), loadFloat(q->type.dtype, in(q), "qRow + e"),
-      loadFloat(k->type.dtype, in(k),
-                fmt::format("(batch * {} + s) * {} + e", intLiteral(keys), intLiteral(width))),
-      floatLiteral(static_cast<float>(scale)));
+      intLiteral(width), loadElement(q->type.dtype, in(q), "qRow + e"),
+      loadElement(k->type.dtype, in(k),
+                  fmt::format("(batch * {} + s) * {} + e", intLiteral(keys), intLiteral(width))),
+      wide ? doubleLiteral(scale) : floatLiteral(static_cast<float>(scale)), real, zero);
   if (causal) score += "        if (s > l) x = gxc_neg_inf();\n";
   Shape rowShape(qs.begin(), qs.end() - 1);  // a row's coordinates c0, c1, ...: batch..., l
   std::string maskCoords;
@@ -56,7 +60,7 @@ KernelBody attentionKernel(const Op& op, const KernelArgs& args) {
       score += fmt::format("        if (!{}) x = gxc_neg_inf();\n",
                            loadElement(DType::Bool, in(mask), index));
     else
-      score += fmt::format("        x += {};\n", loadFloat(mask->type.dtype, in(mask), index));
+      score += fmt::format("        x += {};\n", loadElement(mask->type.dtype, in(mask), index));
   }
   std::string body =
       pointerDecls(args) +
@@ -68,27 +72,27 @@ KernelBody attentionKernel(const Op& op, const KernelArgs& args) {
           "    (void)l;\n"
           "    for (gxc_i64 e0 = 0; e0 < {4}; e0 += {5}) {{\n"
           "      const gxc_i64 columns = {4} - e0 < {5} ? {4} - e0 : {5};\n"
-          "      float m = gxc_neg_inf(), sum = 0.0f, acc[{5}];\n"
-          "      for (gxc_i64 e = 0; e < columns; ++e) acc[e] = 0.0f;\n"
+          "      {10} m = gxc_neg_inf(), sum = {11}, acc[{5}];\n"
+          "      for (gxc_i64 e = 0; e < columns; ++e) acc[e] = {11};\n"
           "      for (gxc_i64 s = threadIdx.x; s < {6}; s += blockDim.x) {{\n"
           "{7}"
           "        if (x == gxc_neg_inf()) continue;  // attends nothing: weight 0\n"
           "        if (x > m) {{\n"
-          "          const float shrink = expf(m - x);\n"
+          "          const {10} shrink = {12}(m - x);\n"
           "          sum *= shrink;\n"
           "          for (gxc_i64 e = 0; e < columns; ++e) acc[e] *= shrink;\n"
           "          m = x;\n"
           "        }}\n"
-          "        const float p = expf(x - m);\n"
+          "        const {10} p = {12}(x - m);\n"
           "        sum += p;\n"
           "        for (gxc_i64 e = 0; e < columns; ++e)\n"
           "          acc[e] += p * {8};\n"
           "      }}\n"
-          "      const float blockMax = gxc_block_max(m);\n"
-          "      const float mine = m == gxc_neg_inf() ? 0.0f : expf(m - blockMax);\n"
-          "      const float total = (float)gxc_block_sum((double)(sum * mine));\n"
+          "      const {10} blockMax = gxc_block_max(m);\n"
+          "      const {10} mine = m == gxc_neg_inf() ? {11} : {12}(m - blockMax);\n"
+          "      const {10} total = ({10})gxc_block_sum((double)(sum * mine));\n"
           "      for (gxc_i64 e = 0; e < columns; ++e) {{\n"
-          "        const float o = (float)gxc_block_sum((double)(acc[e] * mine));\n"
+          "        const {10} o = ({10})gxc_block_sum((double)(acc[e] * mine));\n"
           "        // A row whose every key is masked out is NaN, as softmax over all -inf is.\n"
           "        if (threadIdx.x == 0) {9}\n"
           "      }}\n"
@@ -96,12 +100,13 @@ KernelBody attentionKernel(const Op& op, const KernelArgs& args) {
           "  }}\n",
           intLiteral(rows), intLiteral(queries), intLiteral(width), maskCoords,
           intLiteral(valueWidth), kChunk, intLiteral(keys), score,
-          loadFloat(v->type.dtype, in(v),
-                    fmt::format("(batch * {} + s) * {} + e0 + e", intLiteral(keys),
-                                intLiteral(valueWidth))),
-          storeFloat(op.result->type.dtype, "out",
-                     fmt::format("row * {} + e0 + e", intLiteral(valueWidth)),
-                     "blockMax == gxc_neg_inf() ? gxc_nan() : o / total"));
+          loadElement(v->type.dtype, in(v),
+                      fmt::format("(batch * {} + s) * {} + e0 + e", intLiteral(keys),
+                                  intLiteral(valueWidth))),
+          storeElement(op.result->type.dtype, "out",
+                       fmt::format("row * {} + e0 + e", intLiteral(valueWidth)),
+                       fmt::format("blockMax == gxc_neg_inf() ? ({})gxc_nan() : o / total", real)),
+          real, zero, exp);
   return {"attention", std::move(body), gpuRowLaunch(rows, keys), {std::max<int64_t>(rows, 1), 1}};
 }
 

@@ -37,6 +37,14 @@ inline bool computesF64(OpKind kind) {
     case OpKind::GroupNorm:
     case OpKind::BatchNorm:
     case OpKind::Dropout:
+    case OpKind::MseLoss:
+    case OpKind::L1Loss:
+    case OpKind::SmoothL1Loss:
+    case OpKind::BceWithLogits:
+    case OpKind::NllLoss:
+    case OpKind::CrossEntropy:
+    case OpKind::ScaledDotProductAttention:
+    case OpKind::Embedding:  // its weight: rows are copied, bit for bit
       return true;
     default:
       return isReduction(kind);  // sum ... std, argmax and argmin
