@@ -23,8 +23,9 @@ inline const TensorType& operandType(const Op& op, size_t i) {
 }
 
 // The ops that compute f64 in double on every layer (reference, host, generated kernels,
-// cuBLAS): the elementwise ops and those listed here. The others compute in f32 only, so they
-// refuse f64 rather than silently computing it in f32.
+// cuBLAS): the elementwise ops and those listed here. The others (conv2d and conv_transpose2d,
+// which the cpu platform runs through oneDNN, which has no f64 convolution) compute in f32
+// only, so they refuse f64 rather than silently computing it in f32.
 inline bool computesF64(OpKind kind) {
   if (isElementwise(kind)) return true;
   switch (kind) {
@@ -44,6 +45,9 @@ inline bool computesF64(OpKind kind) {
     case OpKind::NllLoss:
     case OpKind::CrossEntropy:
     case OpKind::ScaledDotProductAttention:
+    case OpKind::MaxPool2d:
+    case OpKind::AvgPool2d:
+    case OpKind::AdaptiveAvgPool2d:
     case OpKind::Embedding:  // its weight: rows are copied, bit for bit
       return true;
     default:
