@@ -22,46 +22,11 @@ inline const TensorType& operandType(const Op& op, size_t i) {
   return op.operands[i]->type;
 }
 
-// The ops that compute f64 in double on every layer (reference, host, generated kernels,
-// cuBLAS): the elementwise ops and those listed here. The others (conv2d and conv_transpose2d,
-// which the cpu platform runs through oneDNN, which has no f64 convolution) compute in f32
-// only, so they refuse f64 rather than silently computing it in f32.
-inline bool computesF64(OpKind kind) {
-  if (isElementwise(kind)) return true;
-  switch (kind) {
-    case OpKind::Matmul:
-    case OpKind::Linear:
-    case OpKind::Softmax:
-    case OpKind::LogSoftmax:
-    case OpKind::LayerNorm:
-    case OpKind::RmsNorm:
-    case OpKind::GroupNorm:
-    case OpKind::BatchNorm:
-    case OpKind::Dropout:
-    case OpKind::MseLoss:
-    case OpKind::L1Loss:
-    case OpKind::SmoothL1Loss:
-    case OpKind::BceWithLogits:
-    case OpKind::NllLoss:
-    case OpKind::CrossEntropy:
-    case OpKind::ScaledDotProductAttention:
-    case OpKind::MaxPool2d:
-    case OpKind::AvgPool2d:
-    case OpKind::AdaptiveAvgPool2d:
-    case OpKind::Embedding:  // its weight: rows are copied, bit for bit
-      return true;
-    default:
-      return isReduction(kind);  // sum ... std, argmax and argmin
-  }
-}
-
-// Float operands; f64 only for the ops that compute it in double (computesF64).
+// Float operands: f32, f16 and bf16 (computed in f32), or f64 (computed in double by every op
+// that takes floats, on every layer: reference, host, generated kernels, cuBLAS).
 inline void requireFloat(const Op& op, const TensorType& type) {
   if (!isFloat(type.dtype))
     fail(op, "needs a floating-point operand, got {}", type.withoutDevice());
-  if (type.dtype == DType::F64 && !computesF64(op.kind))
-    fail(op, "f64 operands are not supported by this op yet, got {}; cast to f32 first",
-         type.withoutDevice());
 }
 
 inline void requireSameDType(const Op& op, const TensorType& a, const TensorType& b) {
