@@ -65,26 +65,6 @@ std::string bitsType(DType dtype) {
   }
 }
 
-namespace {
-
-// The f32 forms serve the ops that compute in f32 only: f64 is refused before codegen.
-std::string dtypeSuffix(DType dtype) {
-  GXC_CHECK(isFloat(dtype) && dtype != DType::F64, "a float load or store of a {} tensor",
-            dtypeName(dtype));
-  return std::string(dtypeName(dtype));
-}
-
-}  // namespace
-
-std::string loadFloat(DType dtype, const std::string& pointer, const std::string& index) {
-  return fmt::format("gxc_ld_{}({}, {})", dtypeSuffix(dtype), pointer, index);
-}
-
-std::string storeFloat(DType dtype, const std::string& pointer, const std::string& index,
-                       const std::string& value) {
-  return fmt::format("gxc_st_{}({}, {}, {});", dtypeSuffix(dtype), pointer, index, value);
-}
-
 std::string loadElement(DType dtype, const std::string& pointer, const std::string& index) {
   return fmt::format("gxc_ld_{}({}, {})", dtypeName(dtype), pointer, index);
 }

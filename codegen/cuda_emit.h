@@ -49,10 +49,8 @@ std::string computeType(DType dtype);
 std::string familyName(const std::vector<const Op*>& ops);
 // The C type that holds one element's bits for bit-exact moves, by element size.
 std::string bitsType(DType dtype);
-std::string loadFloat(DType dtype, const std::string& pointer, const std::string& index);
-std::string storeFloat(DType dtype, const std::string& pointer, const std::string& index,
-                       const std::string& value);
-// The same for a value of any dtype, in its compute type.
+// Loads and stores of a value of any dtype, in its compute type (f32 for f32, f16 and bf16;
+// double for f64; gxc_i64 for the integers; bool).
 std::string loadElement(DType dtype, const std::string& pointer, const std::string& index);
 std::string storeElement(DType dtype, const std::string& pointer, const std::string& index,
                          const std::string& value);
@@ -127,8 +125,8 @@ struct RowLayout {
 std::string rowLoop(const RowLayout& layout, const ElementwiseCode& x,
                     const std::string& statement);
 // What a normalization anchor (layer_norm, rms_norm, group_norm; cuda_source_norm.cpp)
-// computes per row: `stats`, statements after the row setup, then `anchorValue`, the f32
-// value at element k of the row, an expression of the row's x there (`xk`), `k` and `at`.
+// computes per row: `stats`, statements after the row setup, then `anchorValue`, the f32 (f64:
+// double) value at element k of the row, an expression of the row's x there (`xk`), `k` and `at`.
 struct RowStats {
   RowLayout layout;
   std::string stats;

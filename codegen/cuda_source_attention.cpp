@@ -12,7 +12,8 @@
 // columns go in chunks of kChunk, so a lane's accumulator fits in registers and a V tile
 // holds one chunk; a wider value dim recomputes the scores once per chunk. With is_causal the
 // group stops at the last key its last row attends. A head dim so wide that one key's K row
-// and V chunk pass kSharedBytes streams K and V from global memory instead.
+// and V chunk pass kSharedBytes streams K and V from global memory instead. f64 computes in
+// double throughout, its tiles included; the other dtypes in f32.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -44,28 +45,33 @@ KernelBody attentionKernel(const Op& op, const KernelArgs& args) {
   double scale = op.attrs.getFloat("scale", 1.0 / std::sqrt(static_cast<double>(width)));
   bool causal = op.attrs.getBool("is_causal", false);
   auto in = [&](const Value* value) { return fmt::format("in{}", args.indexOf(value)); };
+  const bool wide = q->type.dtype == DType::F64;
+  const std::string real = wide ? "double" : "float", zero = wide ? "0.0" : "0.0f";
+  const std::string exp = wide ? "exp" : "expf";
+  const int64_t realBytes = wide ? 8 : 4;
 
   int64_t tileKeys = std::clamp<int64_t>(keys, 1, kTileKeys);
-  while (tileKeys > 1 && tileKeys * (width + chunk) * 4 > kSharedBytes) tileKeys /= 2;
-  bool tiled = tileKeys * (width + chunk) * 4 <= kSharedBytes;
+  while (tileKeys > 1 && tileKeys * (width + chunk) * realBytes > kSharedBytes) tileKeys /= 2;
+  bool tiled = tileKeys * (width + chunk) * realBytes <= kSharedBytes;
   std::string kGlobal =
       fmt::format("(batch * {} + s) * {} + e", intLiteral(keys), intLiteral(width));
   std::string vGlobal =
       fmt::format("(batch * {} + s) * {} + e0 + e", intLiteral(keys), intLiteral(valueWidth));
   std::string kAt = tiled ? fmt::format("kRows[t * {} + e]", intLiteral(width))
-                          : loadFloat(k->type.dtype, in(k), kGlobal);
-  std::string vAt = tiled ? "vRows[t * vStride + e]" : loadFloat(v->type.dtype, in(v), vGlobal);
-  // On the host one thread is the block: nothing shares a tile, so f32 K and V are read where
-  // they are rather than copied.
-  bool inPlaceOnHost = k->type.dtype == DType::F32 && v->type.dtype == DType::F32;
+                          : loadElement(k->type.dtype, in(k), kGlobal);
+  std::string vAt = tiled ? "vRows[t * vStride + e]" : loadElement(v->type.dtype, in(v), vGlobal);
+  // On the host one thread is the block: nothing shares a tile, so f32 and f64 K and V (stored
+  // as they are computed) are read where they are rather than copied.
+  bool inPlaceOnHost = k->type.dtype == v->type.dtype &&
+                       (k->type.dtype == DType::F32 || k->type.dtype == DType::F64);
 
   // The score of key s (tile position t) for this row, with the causal mask or the mask.
   std::string score = fmt::format(
-      "          float x = 0.0f;\n"
+      "          {4} x = {5};\n"
       "          for (gxc_i64 e = 0; e < {0}; ++e) x += {1} * {2};\n"
       "          x *= {3};\n",
-      intLiteral(width), loadFloat(q->type.dtype, in(q), "qRow + e"), kAt,
-      floatLiteral(static_cast<float>(scale)));
+      intLiteral(width), loadElement(q->type.dtype, in(q), "qRow + e"), kAt,
+      wide ? doubleLiteral(scale) : floatLiteral(static_cast<float>(scale)), real, zero);
   if (causal) score += "          if (s > l) x = gxc_neg_inf();\n";
   Shape rowShape(qs.begin(), qs.end() - 1);  // a row's coordinates c0, c1, ...: batch..., l
   std::string maskCoords;
@@ -79,15 +85,15 @@ KernelBody attentionKernel(const Op& op, const KernelArgs& args) {
       score += fmt::format("          if (!{}) x = gxc_neg_inf();\n",
                            loadElement(DType::Bool, in(mask), index));
     else
-      score += fmt::format("          x += {};\n", loadFloat(mask->type.dtype, in(mask), index));
+      score += fmt::format("          x += {};\n", loadElement(mask->type.dtype, in(mask), index));
   }
 
   // The block's threads load the tile: K rows whole, V rows' current chunk of columns.
   std::string tileLoad;
   if (tiled) {
     tileLoad = fmt::format(
-        "        const float* kRows = kTile;\n"
-        "        const float* vRows = vTile;\n"
+        "        const {4}* kRows = kTile;\n"
+        "        const {4}* vRows = vTile;\n"
         "        gxc_i64 vStride = {2};\n"
         "        if (staged) {{\n"
         "          __syncthreads();  // every row is done with the previous tile\n"
@@ -101,8 +107,8 @@ KernelBody attentionKernel(const Op& op, const KernelArgs& args) {
         "          }}\n"
         "          __syncthreads();\n"
         "        }}",
-        intLiteral(width), loadFloat(k->type.dtype, in(k), kGlobal), intLiteral(chunk),
-        loadFloat(v->type.dtype, in(v), vGlobal));
+        intLiteral(width), loadElement(k->type.dtype, in(k), kGlobal), intLiteral(chunk),
+        loadElement(v->type.dtype, in(v), vGlobal), real);
     if (inPlaceOnHost)
       tileLoad += fmt::format(
           " else {{\n"
@@ -114,11 +120,12 @@ KernelBody attentionKernel(const Op& op, const KernelArgs& args) {
     tileLoad += "\n";
   }
   std::string sharedDecls =
-      tiled ? fmt::format(
-                  "  __shared__ float kTile[{}];\n  __shared__ float vTile[{}];\n"
-                  "  const bool staged = {};\n",
-                  tileKeys * width, tileKeys * chunk, inPlaceOnHost ? "blockDim.x > 1" : "true")
-            : "";
+      tiled
+          ? fmt::format(
+                "  __shared__ {0} kTile[{1}];\n  __shared__ {0} vTile[{2}];\n"
+                "  const bool staged = {3};\n",
+                real, tileKeys * width, tileKeys * chunk, inPlaceOnHost ? "blockDim.x > 1" : "true")
+          : "";
   // With is_causal, no row of the group attends a key past its last row's position.
   std::string attended = causal
                              ? fmt::format("l0 + warps < {0} ? l0 + warps : {0}", intLiteral(keys))
@@ -142,8 +149,8 @@ KernelBody attentionKernel(const Op& op, const KernelArgs& args) {
           "    const gxc_i64 attended = {4};\n"
           "    for (gxc_i64 e0 = 0; e0 < {5}; e0 += {6}) {{\n"
           "      const gxc_i64 columns = {5} - e0 < {6} ? {5} - e0 : {6};\n"
-          "      float m = gxc_neg_inf(), sum = 0.0f, acc[{6}];\n"
-          "      for (gxc_i64 e = 0; e < columns; ++e) acc[e] = 0.0f;\n"
+          "      {12} m = gxc_neg_inf(), sum = {13}, acc[{6}];\n"
+          "      for (gxc_i64 e = 0; e < columns; ++e) acc[e] = {13};\n"
           "      for (gxc_i64 s0 = 0; s0 < attended; s0 += {7}) {{\n"
           "        const gxc_i64 tile = attended - s0 < {7} ? attended - s0 : {7};\n"
           "{8}"
@@ -153,21 +160,21 @@ KernelBody attentionKernel(const Op& op, const KernelArgs& args) {
           "{9}"
           "          if (x == gxc_neg_inf()) continue;  // attends nothing: weight 0\n"
           "          if (x > m) {{\n"
-          "            const float shrink = expf(m - x);\n"
+          "            const {12} shrink = {14}(m - x);\n"
           "            sum *= shrink;\n"
           "            for (gxc_i64 e = 0; e < columns; ++e) acc[e] *= shrink;\n"
           "            m = x;\n"
           "          }}\n"
-          "          const float p = expf(x - m);\n"
+          "          const {12} p = {14}(x - m);\n"
           "          sum += p;\n"
           "          for (gxc_i64 e = 0; e < columns; ++e) acc[e] += p * {10};\n"
           "        }}\n"
           "      }}\n"
-          "      const float rowMax = gxc_warp_max(m);\n"
-          "      const float mine = m == gxc_neg_inf() ? 0.0f : expf(m - rowMax);\n"
-          "      const float total = gxc_warp_sum(sum * mine);\n"
+          "      const {12} rowMax = gxc_warp_max(m);\n"
+          "      const {12} mine = m == gxc_neg_inf() ? {13} : {14}(m - rowMax);\n"
+          "      const {12} total = gxc_warp_sum(sum * mine);\n"
           "      for (gxc_i64 e = 0; e < columns; ++e) {{\n"
-          "        const float o = gxc_warp_sum(acc[e] * mine);\n"
+          "        const {12} o = gxc_warp_sum(acc[e] * mine);\n"
           "        // A row whose every key is masked out is NaN, as softmax over all -inf is.\n"
           "        if (active && lane == 0) {11}\n"
           "      }}\n"
@@ -175,9 +182,10 @@ KernelBody attentionKernel(const Op& op, const KernelArgs& args) {
           "  }}\n",
           intLiteral(batches), intLiteral(queries), intLiteral(width), maskCoords, attended,
           intLiteral(valueWidth), chunk, tiled ? tileKeys : keys, tileLoad, score, vAt,
-          storeFloat(op.result->type.dtype, "out",
-                     fmt::format("row * {} + e0 + e", intLiteral(valueWidth)),
-                     "rowMax == gxc_neg_inf() ? gxc_nan() : o / total"));
+          storeElement(op.result->type.dtype, "out",
+                       fmt::format("row * {} + e0 + e", intLiteral(valueWidth)),
+                       fmt::format("rowMax == gxc_neg_inf() ? ({})gxc_nan() : o / total", real)),
+          real, zero, exp);
   int64_t rowsPerBlock = std::clamp<int64_t>(queries, 1, kGpuRowsPerBlock);
   int64_t groups = batches * ((queries + rowsPerBlock - 1) / rowsPerBlock);
   LaunchShape gpu{std::clamp<int64_t>(groups, 1, kGpuMaxGrid), 32 * rowsPerBlock};

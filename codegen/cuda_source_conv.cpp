@@ -51,10 +51,12 @@ KernelBody convKernel(const Op& op, const KernelArgs& args) {
   const int64_t groupIn = g.inChannels / g.groups, groupOut = g.outChannels / g.groups;
   const int64_t count = op.result->type.numel();
   const int x = args.indexOf(op.operands[0]), w = args.indexOf(op.operands[1]);
-  std::string bias = "0.0f";
+  // f32 for f32, f16 and bf16; double for f64 (which the cpu platform runs through this kernel).
+  const std::string real = computeType(op.result->type.dtype);
+  std::string bias = fmt::format("({})0", real);
   if (g.bias)
-    bias = loadFloat(op.operands[2]->type.dtype, fmt::format("in{}", args.indexOf(op.operands[2])),
-                     "oc");
+    bias = loadElement(op.operands[2]->type.dtype,
+                       fmt::format("in{}", args.indexOf(op.operands[2])), "oc");
   // Output channel oc belongs to group oc / groupOut, which reads input channels
   // [firstIn, firstIn + groupIn).
   const std::string text =
@@ -63,7 +65,7 @@ KernelBody convKernel(const Op& op, const KernelArgs& args) {
           "    const gxc_i64 oc = (i / ({outW} * {outH})) % {outC}, n = i / ({outW} * "
           "{outH} * {outC});\n"
           "    const gxc_i64 firstIn = oc / {groupOut} * {groupIn};\n"
-          "    float sum = {bias};\n"
+          "    {real} sum = {bias};\n"
           "    for (gxc_i64 ic = firstIn; ic < firstIn + {groupIn}; ++ic) {{\n"
           "      for (gxc_i64 ky = 0; ky < {kh}; ++ky) {{\n") +
       taps.row + "        for (gxc_i64 kx = 0; kx < {kw}; ++kx) {{\n" + taps.column +
@@ -87,10 +89,10 @@ KernelBody convKernel(const Op& op, const KernelArgs& args) {
       fmt::arg("kw", intLiteral(g.kernelW)), fmt::arg("sh", intLiteral(g.strideH)),
       fmt::arg("sw", intLiteral(g.strideW)), fmt::arg("dh", intLiteral(g.dilationH)),
       fmt::arg("dw", intLiteral(g.dilationW)), fmt::arg("padTop", intLiteral(g.padTop)),
-      fmt::arg("padLeft", intLiteral(g.padLeft)), fmt::arg("bias", bias),
-      fmt::arg("xLoad", loadFloat(op.operands[0]->type.dtype, fmt::format("in{}", x), "xi")),
-      fmt::arg("wLoad", loadFloat(op.operands[1]->type.dtype, fmt::format("in{}", w), "wi")),
-      fmt::arg("store", storeFloat(op.result->type.dtype, "out", "i", "sum")));
+      fmt::arg("padLeft", intLiteral(g.padLeft)), fmt::arg("bias", bias), fmt::arg("real", real),
+      fmt::arg("xLoad", loadElement(op.operands[0]->type.dtype, fmt::format("in{}", x), "xi")),
+      fmt::arg("wLoad", loadElement(op.operands[1]->type.dtype, fmt::format("in{}", w), "wi")),
+      fmt::arg("store", storeElement(op.result->type.dtype, "out", "i", "sum")));
   return {std::string(opName(op.kind)), std::move(body), gpuElementwiseLaunch(count), {1, 1}};
 }
 

@@ -148,10 +148,12 @@ KernelBody cumsumKernel(const Op& op, const KernelArgs& args) {
   int64_t lines = x.numel() / size;
   DType in = x.dtype, out = op.result->type.dtype;
   bool floats = isFloat(in);
-  std::string add = floats ? "sum += (double)" + loadFloat(in, "in1", "at") + ";\n"
+  // Floats sum in double and store through their compute type (f32, or double for f64).
+  std::string add = floats ? "sum += (double)" + loadElement(in, "in1", "at") + ";\n"
                            : "sum += (gxc_i64)in1[at];\n";
   std::string store =
-      floats ? storeFloat(out, "out", "at", "(float)sum") + "\n" : "out[at] = sum;\n";
+      floats ? storeElement(out, "out", "at", fmt::format("({})sum", computeType(out))) + "\n"
+             : "out[at] = sum;\n";
   std::string body =
       pointerDecls(args) + gridStrideLoop("line", lines, "  ") +
       fmt::format(

@@ -4,7 +4,8 @@
 // none, sum and mean, as the reference computes them (runtime/reference/reference_loss*.cpp).
 // With `none` every result element is independent (a grid-stride loop); `sum` and `mean`
 // fold everything into one number, so they run as one block whose threads each take a share
-// of the elements and meet in gxc_block_sum. Accumulation is in double.
+// of the elements and meet in gxc_block_sum. Accumulation is in double; the result is f32, or
+// double for f64 (whose max over the logits is double too).
 #include <fmt/format.h>
 
 #include "codegen/cuda_emit.h"
@@ -16,8 +17,8 @@ namespace {
 std::string reductionOf(const Op& op) { return op.attrs.getString("reduction", "mean"); }
 
 std::string load(const Value* value, const KernelArgs& args, const std::string& index) {
-  return fmt::format("(double){}",
-                     loadFloat(value->type.dtype, fmt::format("in{}", args.indexOf(value)), index));
+  return fmt::format("(double){}", loadElement(value->type.dtype,
+                                               fmt::format("in{}", args.indexOf(value)), index));
 }
 
 // Statements setting `loss` (and `w`, the weight a mean divides by) for element `i`.
@@ -68,8 +69,8 @@ std::string classIndexLoss(const Op& op, const KernelArgs& args) {
   double smoothing = op.attrs.getFloat("label_smoothing", 0.0);
   bool logits = op.kind == OpKind::CrossEntropy;
   auto x = [&](const std::string& c) {
-    return loadFloat(input->type.dtype, fmt::format("in{}", args.indexOf(input)),
-                     fmt::format("x0 + ({}) * {}", c, intLiteral(inner)));
+    return loadElement(input->type.dtype, fmt::format("in{}", args.indexOf(input)),
+                       fmt::format("x0 + ({}) * {}", c, intLiteral(inner)));
   };
   auto logProb = [&](const std::string& c) {
     return logits ? fmt::format("((double)({} - m) - log(s))", x(c)) : "(double)" + x(c);
@@ -88,11 +89,11 @@ std::string classIndexLoss(const Op& op, const KernelArgs& args) {
       intLiteral(inner), intLiteral(op.attrs.getInt("ignore_index", -100)), intLiteral(classes));
   if (logits)
     code += fmt::format(
-        "        float m = gxc_neg_inf();\n"
+        "        {2} m = gxc_neg_inf();\n"
         "        for (gxc_i64 c = 0; c < {0}; ++c) m = gxc_max(m, {1});\n"
         "        double s = 0.0;\n"
         "        for (gxc_i64 c = 0; c < {0}; ++c) s += exp((double)({1} - m));\n",
-        intLiteral(classes), x("c"));
+        intLiteral(classes), x("c"), computeType(input->type.dtype));
   code += fmt::format("        w = {};\n        loss = -w * {};\n", classWeight("t"), logProb("t"));
   if (smoothing != 0.0)
     // PyTorch's: (1 - e) * nll + e / C * smooth, smooth = -sum_c w[c] log p[c]; a mean
@@ -117,7 +118,8 @@ KernelBody lossKernel(const Op& op, const KernelArgs& args) {
   std::string family(opName(op.kind));
   if (reduction == "none") {
     std::string body = pointerDecls(args) + gridStrideLoop("i", count, "  ") + element + "    " +
-                       storeFloat(out, "out", "i", "(float)loss") + "\n  }\n";
+                       storeElement(out, "out", "i", fmt::format("({})loss", computeType(out))) +
+                       "\n  }\n";
     return {family, std::move(body), gpuElementwiseLaunch(count), {1, 1}};
   }
   // PyTorch's mean divides by the summed weights of the targets (not ignored), which is the
@@ -127,14 +129,14 @@ KernelBody lossKernel(const Op& op, const KernelArgs& args) {
     total = "weights";
     reduction = "weight_sum";
   }
-  std::string body = pointerDecls(args) + "  double acc = 0.0, acc_w = 0.0;\n" +
-                     fmt::format("  for (gxc_i64 i = threadIdx.x; i < {}; i += blockDim.x) {{\n",
-                                 intLiteral(count)) +
-                     element + "    acc += loss;\n    acc_w += w;\n  }\n" +
-                     "  const double total = gxc_block_sum(acc);\n" +
-                     "  const double weights = gxc_block_sum(acc_w);\n" +
-                     "  if (threadIdx.x == 0) " +
-                     storeFloat(out, "out", "0", fmt::format("(float)({})", total)) + "\n";
+  std::string body =
+      pointerDecls(args) + "  double acc = 0.0, acc_w = 0.0;\n" +
+      fmt::format("  for (gxc_i64 i = threadIdx.x; i < {}; i += blockDim.x) {{\n",
+                  intLiteral(count)) +
+      element + "    acc += loss;\n    acc_w += w;\n  }\n" +
+      "  const double total = gxc_block_sum(acc);\n" +
+      "  const double weights = gxc_block_sum(acc_w);\n" + "  if (threadIdx.x == 0) " +
+      storeElement(out, "out", "0", fmt::format("({})({})", computeType(out), total)) + "\n";
   return {family + "_" + reduction, std::move(body), gpuRowLaunch(1, count), {1, 1}};
 }
 

@@ -112,9 +112,11 @@ KernelBody embeddingKernel(const Op& op, const KernelArgs& args) {
   int64_t count = op.result->type.numel();
   // The executor checks the indices before it launches (an index out of range is the user's
   // error, reported with the layer); here an index out of range reads nothing and yields NaN.
-  std::string nanBits = dtypeSize(weight->type.dtype) == 2
-                            ? (weight->type.dtype == DType::F16 ? "0x7e00u" : "0x7fc0u")
-                            : "0x7fc00000u";
+  DType dtype = weight->type.dtype;
+  std::string nanBits = dtype == DType::F16    ? "0x7e00u"
+                        : dtype == DType::BF16 ? "0x7fc0u"
+                        : dtype == DType::F64  ? "0x7ff8000000000000ull"
+                                               : "0x7fc00000u";
   std::string body =
       fmt::format("  {0}* out = ({0}*)args.p[0];\n", bitsType(weight->type.dtype)) +
       fmt::format("  const {0}* in{1} = (const {0}*)args.p[{1}];\n",

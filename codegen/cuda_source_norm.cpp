@@ -2,7 +2,7 @@
 // layer_norm and rms_norm over the last dims (normalized_shape: rows of contiguous elements;
 // the weight and bias indexed by k), and group_norm over each group of channels of one
 // sample (contiguous too; the weight and bias indexed by the channel of `at`). Statistics in
-// double, biased variance, as the reference and PyTorch.
+// double, biased variance, as the reference and PyTorch; the result is f32, or double for f64.
 #include <fmt/format.h>
 
 #include "codegen/cuda_emit.h"
@@ -22,8 +22,9 @@ std::string withParam(const Op& anchor, size_t i, const KernelArgs& args, const 
                       const std::string& index, char operation) {
   if (anchor.operands.size() <= i) return value;
   const Value* param = anchor.operands[i];
-  return fmt::format("({} {} (double){})", value, operation,
-                     loadFloat(param->type.dtype, fmt::format("in{}", args.indexOf(param)), index));
+  return fmt::format(
+      "({} {} (double){})", value, operation,
+      loadElement(param->type.dtype, fmt::format("in{}", args.indexOf(param)), index));
 }
 
 // Mean and inverse standard deviation of the row: `mean` and `inv_std`.
@@ -81,7 +82,9 @@ RowStats normRowStats(const Op& anchor, const ElementwiseCode& x, const KernelAr
       GXC_CHECK(false, "layer '{}': {} is not a normalization", anchor.layerName(),
                 opName(anchor.kind));
   }
-  row.anchorValue = "(float)" + row.anchorValue;
+  // Rounded to what the kernel computes in: f32, or double for f64.
+  row.anchorValue =
+      fmt::format("({})", computeType(anchor.operands[0]->type.dtype)) + row.anchorValue;
   return row;
 }
 

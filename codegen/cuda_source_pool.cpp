@@ -1,7 +1,7 @@
 // The generated kernels of max_pool2d, avg_pool2d and adaptive_avg_pool2d: one thread per
 // output element visits its window of the input plane, with the geometry of
-// ir/pool_geometry.h baked in, in f32 whatever the storage dtype. The cpu and sim platforms
-// run the same text built for the host.
+// ir/pool_geometry.h baked in, in f32 for f32, f16 and bf16 and in double for f64. The cpu and
+// sim platforms run the same text built for the host.
 #include <fmt/format.h>
 
 #include "codegen/cuda_emit.h"
@@ -41,18 +41,20 @@ KernelBody poolKernel(const Op& op, const KernelArgs& args) {
   GXC_CHECK(isPool2d(op.kind), "layer '{}': {} is not a pool", op.layerName(), opName(op.kind));
   const PoolGeometry g = pool2dGeometry(op);
   const int64_t count = op.result->type.numel();
-  const std::string load = loadFloat(op.operands[0]->type.dtype,
-                                     fmt::format("in{}", args.indexOf(op.operands[0])), "at");
+  const DType dtype = op.operands[0]->type.dtype;
+  const std::string load =
+      loadElement(dtype, fmt::format("in{}", args.indexOf(op.operands[0])), "at");
+  const std::string real = computeType(dtype);  // float, or double for f64
   const bool max = op.kind == OpKind::MaxPool2d;
   // max_pool2d pads with -inf, so padding never wins; a NaN in the window wins, as in torch.
-  const std::string start = max ? "float best = gxc_neg_inf();" : "float sum = 0.0f;";
+  const std::string start = max ? real + " best = gxc_neg_inf();" : real + " sum = 0;";
   const std::string accumulate =
       max ? "if (best == best && (v > best || v != v)) best = v;" : "sum += v;";
   std::string value = "best";
   if (!max)
     value = g.adaptive || !g.countIncludePad
-                ? "sum / (float)((y1 - y0) * (x1 - x0))"
-                : "sum / (float)((yPadEnd - yStart) * (xPadEnd - xStart))";
+                ? fmt::format("sum / ({})((y1 - y0) * (x1 - x0))", real)
+                : fmt::format("sum / ({})((yPadEnd - yStart) * (xPadEnd - xStart))", real);
   std::string body = pointerDecls(args) + gridStrideLoop("i", count, "  ");
   body += fmt::format(
       "    const gxc_i64 ox = i % {outW}, oy = (i / {outW}) % {outH}, plane = i / ({outW} * "
@@ -62,7 +64,7 @@ KernelBody poolKernel(const Op& op, const KernelArgs& args) {
       "    for (gxc_i64 y = y0; y < y1; ++y) {{\n"
       "      for (gxc_i64 x = x0; x < x1; ++x) {{\n"
       "        const gxc_i64 at = (plane * {inH} + y) * {inW} + x;\n"
-      "        const float v = {load};\n"
+      "        const {real} v = {load};\n"
       "        {accumulate}\n"
       "      }}\n"
       "    }}\n"
@@ -71,8 +73,8 @@ KernelBody poolKernel(const Op& op, const KernelArgs& args) {
       fmt::arg("outW", intLiteral(g.outW)), fmt::arg("outH", intLiteral(g.outH)),
       fmt::arg("inH", intLiteral(g.inH)), fmt::arg("inW", intLiteral(g.inW)),
       fmt::arg("bounds", windowBounds(g)), fmt::arg("start", start), fmt::arg("load", load),
-      fmt::arg("accumulate", accumulate),
-      fmt::arg("store", storeFloat(op.result->type.dtype, "out", "i", value)));
+      fmt::arg("accumulate", accumulate), fmt::arg("real", real),
+      fmt::arg("store", storeElement(op.result->type.dtype, "out", "i", value)));
   return {std::string(opName(op.kind)), std::move(body), gpuElementwiseLaunch(count), {1, 1}};
 }
 

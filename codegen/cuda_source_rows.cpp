@@ -144,6 +144,11 @@ KernelBody rowKernel(const KernelStep& step, const Op& anchor, const KernelArgs&
             anchor.layerName());
   const ElementwiseCode read = elementwiseValue(prologue, x, args, {}, "at", "      ", "p");
   const std::string& load = read.value;
+  // What the row computes in: double for f64 (sums and statistics are double for every dtype).
+  const bool wide = x->type.dtype == DType::F64;
+  const std::string real = wide ? "double" : "float";
+  const std::string zero = wide ? "0.0" : "0.0f";
+  const std::string exp = wide ? "exp" : "expf";
   int64_t fiber = root->type.numel() / anchor.result->type.numel();
   std::string stats, anchorValue, tailLoop;
   RowLayout layout;
@@ -175,19 +180,20 @@ KernelBody rowKernel(const KernelStep& step, const Op& anchor, const KernelArgs&
       layout = reductionLayout(anchor);
       stats = "    double acc = 0.0;\n" + rowLoop(layout, read, "acc += (double)" + load + ";") +
               "    acc = gxc_block_sum(acc);\n";
-      anchorValue = anchor.kind == OpKind::Sum ? "(float)acc"
-                                               : fmt::format("(float)(acc / {}.0)", layout.length);
+      anchorValue = anchor.kind == OpKind::Sum
+                        ? fmt::format("({})acc", real)
+                        : fmt::format("({})(acc / {}.0)", real, layout.length);
       break;
     case OpKind::Max:
       layout = reductionLayout(anchor);
-      stats = "    float m = gxc_neg_inf();\n" +
+      stats = "    " + real + " m = gxc_neg_inf();\n" +
               rowLoop(layout, read, "m = gxc_max(m, " + load + ");") +
               "    m = gxc_block_max(m);\n";
       anchorValue = "m";
       break;
     case OpKind::Min:
       layout = reductionLayout(anchor);
-      stats = "    float m = -gxc_neg_inf();\n" +
+      stats = "    " + real + " m = -gxc_neg_inf();\n" +
               rowLoop(layout, read, "m = gxc_min(m, " + load + ");") +
               "    m = gxc_block_min(m);\n";
       anchorValue = "m";
@@ -196,7 +202,7 @@ KernelBody rowKernel(const KernelStep& step, const Op& anchor, const KernelArgs&
       layout = reductionLayout(anchor);
       stats = "    double acc = 1.0;\n" + rowLoop(layout, read, "acc *= (double)" + load + ";") +
               "    acc = gxc_block_prod(acc);\n";
-      anchorValue = "(float)acc";
+      anchorValue = fmt::format("({})acc", real);
       break;
     case OpKind::Argmax:
     case OpKind::Argmin: {
@@ -204,11 +210,11 @@ KernelBody rowKernel(const KernelStep& step, const Op& anchor, const KernelArgs&
       // k runs upwards in each thread, so a thread keeps its first best; gxc_block_arg then
       // prefers the lower index among the threads' equals.
       std::string largest = anchor.kind == OpKind::Argmax ? "true" : "false";
-      stats = "    float best = 0.0f;\n    gxc_i64 best_k = -1;\n" +
+      stats = fmt::format("    {} best = {};\n    gxc_i64 best_k = -1;\n", real, zero) +
               rowLoop(layout, read,
-                      fmt::format("{{ const float v = {}; if (gxc_arg_better(v, k, best, best_k, "
+                      fmt::format("{{ const {} v = {}; if (gxc_arg_better(v, k, best, best_k, "
                                   "{})) {{ best = v; best_k = k; }} }}",
-                                  load, largest)) +
+                                  real, load, largest)) +
               fmt::format("    best_k = gxc_block_arg(best, best_k, {});\n", largest);
       break;
     }
@@ -216,14 +222,16 @@ KernelBody rowKernel(const KernelStep& step, const Op& anchor, const KernelArgs&
       layout = reductionLayout(anchor);
       // torch's: the max subtracted for stability, unless it is infinite (a row of -inf is
       // -inf, not NaN).
-      stats = "    float m = gxc_neg_inf();\n" +
+      stats = "    " + real + " m = gxc_neg_inf();\n" +
               rowLoop(layout, read, "m = gxc_max(m, " + load + ");") +
-              "    m = gxc_block_max(m);\n"
-              "    const float shift = (m == gxc_neg_inf() || m == -gxc_neg_inf()) ? 0.0f : m;\n"
+              "    m = gxc_block_max(m);\n" +
+              fmt::format(
+                  "    const {} shift = (m == gxc_neg_inf() || m == -gxc_neg_inf()) ? {} : m;\n",
+                  real, zero) +
               "    double s = 0.0;\n" +
               rowLoop(layout, read, "s += exp((double)(" + load + " - shift));") +
               "    s = gxc_block_sum(s);\n";
-      anchorValue = "(float)(log(s) + (double)shift)";
+      anchorValue = fmt::format("({})(log(s) + (double)shift)", real);
       break;
     case OpKind::Var:
     case OpKind::Std: {
@@ -235,7 +243,7 @@ KernelBody rowKernel(const KernelStep& step, const Op& anchor, const KernelArgs&
               "    double q = 0.0;\n" +
               rowLoop(layout, read, "const double d = (double)" + load + " - mean; q += d * d;") +
               fmt::format("    const double var = gxc_block_sum(q) / {}.0;\n", divisor);
-      anchorValue = anchor.kind == OpKind::Var ? "(float)var" : "(float)sqrt(var)";
+      anchorValue = fmt::format("({})({})", real, anchor.kind == OpKind::Var ? "var" : "sqrt(var)");
       break;
     }
     case OpKind::Softmax:
@@ -243,13 +251,13 @@ KernelBody rowKernel(const KernelStep& step, const Op& anchor, const KernelArgs&
       int64_t axis = *normalizeAxis(anchor.attrs.getInt("axis", -1), x->type.rank());
       layout = axisLayout(anchor, axis);
       // The max is subtracted so that exp cannot overflow; the result is the same.
-      stats = "    float m = gxc_neg_inf();\n" +
+      stats = "    " + real + " m = gxc_neg_inf();\n" +
               rowLoop(layout, read, "m = gxc_max(m, " + load + ");") +
               "    m = gxc_block_max(m);\n    double s = 0.0;\n" +
-              rowLoop(layout, read, "s += (double)expf(" + load + " - m);") +
+              rowLoop(layout, read, "s += (double)" + exp + "(" + load + " - m);") +
               "    s = gxc_block_sum(s);\n";
-      anchorValue = anchor.kind == OpKind::Softmax ? "(expf(xk - m) / (float)s)"
-                                                   : "((xk - m) - (float)log(s))";
+      anchorValue = anchor.kind == OpKind::Softmax ? fmt::format("({}(xk - m) / ({})s)", exp, real)
+                                                   : fmt::format("((xk - m) - ({})log(s))", real);
       perElement = true;
       break;
     }
@@ -287,14 +295,14 @@ KernelBody rowKernel(const KernelStep& step, const Op& anchor, const KernelArgs&
   const Shape& anchorShape = anchor.result->type.shape;
   if (perElement) {
     tailLoop = fmt::format(
-        "    for (gxc_i64 t = threadIdx.x; t < {}; t += blockDim.x) {{\n"
-        "      const gxc_i64 k = t % {};\n"
-        "      const gxc_i64 at = {};\n"
-        "{}"
-        "      const float xk = {};\n"
-        "      const float av = {};\n",
+        "    for (gxc_i64 t = threadIdx.x; t < {0}; t += blockDim.x) {{\n"
+        "      const gxc_i64 k = t % {1};\n"
+        "      const gxc_i64 at = {2};\n"
+        "{3}"
+        "      const {4} xk = {5};\n"
+        "      const {4} av = {6};\n",
         intLiteral(layout.length * fiber), intLiteral(layout.length), layout.elementIndex,
-        read.statements, load, anchorValue);
+        read.statements, real, load, anchorValue);
     tailLoop += rootIndexOf(anchorShape, root->type.shape, "at",
                             fmt::format("t / {}", intLiteral(layout.length)), "      ");
   } else {

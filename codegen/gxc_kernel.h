@@ -51,9 +51,12 @@ GXC_FN double gxc_block_sum(double v) {
 }
 
 GXC_FN float gxc_max(float a, float b) { return (a > b || a != a) ? a : b; }
+GXC_FN double gxc_max(double a, double b) { return (a > b || a != a) ? a : b; }
 
-GXC_FN float gxc_block_max(float v) {
-  __shared__ float partial[32];
+// For float and double (f64's row kernels compute in double).
+template <typename T>
+GXC_FN T gxc_block_max(T v) {
+  __shared__ T partial[32];
   for (int offset = 16; offset > 0; offset >>= 1)
     v = gxc_max(v, __shfl_down_sync(0xffffffffu, v, offset));
   unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
@@ -61,7 +64,7 @@ GXC_FN float gxc_block_max(float v) {
   if (lane == 0) partial[warp] = v;
   __syncthreads();
   if (warp == 0) {
-    v = lane < (blockDim.x + 31u) / 32u ? partial[lane] : gxc_bits_float(0xff800000u);
+    v = lane < (blockDim.x + 31u) / 32u ? partial[lane] : (T)gxc_bits_float(0xff800000u);
     for (int offset = 16; offset > 0; offset >>= 1)
       v = gxc_max(v, __shfl_down_sync(0xffffffffu, v, offset));
     if (lane == 0) partial[0] = v;
@@ -71,8 +74,12 @@ GXC_FN float gxc_block_max(float v) {
 }
 
 GXC_FN float gxc_min(float a, float b) { return (a < b || a != a) ? a : b; }
+GXC_FN double gxc_min(double a, double b) { return (a < b || a != a) ? a : b; }
 
-GXC_FN float gxc_block_min(float v) { return -gxc_block_max(-v); }
+template <typename T>
+GXC_FN T gxc_block_min(T v) {
+  return -gxc_block_max(-v);
+}
 
 // Block-wide product, as gxc_block_sum sums.
 GXC_FN double gxc_block_prod(double v) {
@@ -91,18 +98,22 @@ GXC_FN double gxc_block_prod(double v) {
   return partial[0];
 }
 
-// Warp-wide max and sum: every lane of a full warp passes its value and gets the warp's.
-GXC_FN float gxc_warp_max(float v) {
+// Warp-wide max and sum: every lane of a full warp passes its value and gets the warp's. For
+// float and double.
+template <typename T>
+GXC_FN T gxc_warp_max(T v) {
   for (int offset = 16; offset > 0; offset >>= 1)
     v = gxc_max(v, __shfl_xor_sync(0xffffffffu, v, offset));
   return v;
 }
-GXC_FN float gxc_warp_sum(float v) {
+template <typename T>
+GXC_FN T gxc_warp_sum(T v) {
   for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
   return v;
 }
 
-GXC_FN bool gxc_arg_better(float bv, gxc_i64 bi, float av, gxc_i64 ai, bool largest);
+template <typename T>
+GXC_FN bool gxc_arg_better(T bv, gxc_i64 bi, T av, gxc_i64 ai, bool largest);
 GXC_FN gxc_i64 gxc_fold_i64(gxc_i64 a, gxc_i64 b, int kind);
 GXC_FN gxc_i64 gxc_fold_i64_identity(int kind);
 
@@ -126,12 +137,13 @@ GXC_FN gxc_i64 gxc_block_fold_i64(gxc_i64 v, int kind) {
 }
 
 // Block-wide argmax (largest) or argmin: every thread passes its best value and its index
-// (-1: none) and gets the block's index.
-GXC_FN gxc_i64 gxc_block_arg(float v, gxc_i64 i, bool largest) {
-  __shared__ float values[32];
+// (-1: none) and gets the block's index. For float and double.
+template <typename T>
+GXC_FN gxc_i64 gxc_block_arg(T v, gxc_i64 i, bool largest) {
+  __shared__ T values[32];
   __shared__ gxc_i64 indices[32];
   for (int offset = 16; offset > 0; offset >>= 1) {
-    float ov = __shfl_down_sync(0xffffffffu, v, offset);
+    T ov = __shfl_down_sync(0xffffffffu, v, offset);
     gxc_i64 oi = __shfl_down_sync(0xffffffffu, i, offset);
     if (gxc_arg_better(ov, oi, v, i, largest)) v = ov, i = oi;
   }
@@ -141,10 +153,10 @@ GXC_FN gxc_i64 gxc_block_arg(float v, gxc_i64 i, bool largest) {
   __syncthreads();
   if (warp == 0) {
     bool has = lane < (blockDim.x + 31u) / 32u;
-    v = has ? values[lane] : 0.0f;
+    v = has ? values[lane] : (T)0;
     i = has ? indices[lane] : -1;
     for (int offset = 16; offset > 0; offset >>= 1) {
-      float ov = __shfl_down_sync(0xffffffffu, v, offset);
+      T ov = __shfl_down_sync(0xffffffffu, v, offset);
       gxc_i64 oi = __shfl_down_sync(0xffffffffu, i, offset);
       if (gxc_arg_better(ov, oi, v, i, largest)) v = ov, i = oi;
     }
@@ -219,17 +231,34 @@ GXC_FN float gxc_bits_float(unsigned bits) {
 }
 
 GXC_FN float gxc_max(float a, float b) { return (a > b || a != a) ? a : b; }
-// One thread per block: its value is the block's.
-GXC_FN double gxc_block_sum(double v) { return v; }
-GXC_FN float gxc_block_max(float v) { return v; }
+GXC_FN double gxc_max(double a, double b) { return (a > b || a != a) ? a : b; }
 GXC_FN float gxc_min(float a, float b) { return (a < b || a != a) ? a : b; }
-GXC_FN float gxc_block_min(float v) { return v; }
+GXC_FN double gxc_min(double a, double b) { return (a < b || a != a) ? a : b; }
+// One thread per block: its value is the block's. For float and double.
+GXC_FN double gxc_block_sum(double v) { return v; }
+template <typename T>
+GXC_FN T gxc_block_max(T v) {
+  return v;
+}
+template <typename T>
+GXC_FN T gxc_block_min(T v) {
+  return v;
+}
 GXC_FN double gxc_block_prod(double v) { return v; }
-GXC_FN gxc_i64 gxc_block_arg(float, gxc_i64 i, bool) { return i; }
+template <typename T>
+GXC_FN gxc_i64 gxc_block_arg(T, gxc_i64 i, bool) {
+  return i;
+}
 GXC_FN gxc_i64 gxc_block_fold_i64(gxc_i64 v, int) { return v; }
-// A warp of one lane.
-GXC_FN float gxc_warp_max(float v) { return v; }
-GXC_FN float gxc_warp_sum(float v) { return v; }
+// A warp of one lane. For float and double.
+template <typename T>
+GXC_FN T gxc_warp_max(T v) {
+  return v;
+}
+template <typename T>
+GXC_FN T gxc_warp_sum(T v) {
+  return v;
+}
 
 // Runs blocks 0 .. grid-1 of `kernel`, one after the other, on the calling thread.
 extern "C" void gxc_host_launch(void (*kernel)(GxcArgs), GxcArgs args, unsigned grid) {
@@ -328,7 +357,9 @@ GXC_FN gxc_i64 gxc_fold_i64_identity(int kind) {
 
 // Whether element (bv, bi) beats (av, ai) for argmax (largest) or argmin, as torch picks: a NaN
 // beats every number, and of equals (NaNs included) the first wins; index -1 is no element.
-GXC_FN bool gxc_arg_better(float bv, gxc_i64 bi, float av, gxc_i64 ai, bool largest) {
+// For float and double.
+template <typename T>
+GXC_FN bool gxc_arg_better(T bv, gxc_i64 bi, T av, gxc_i64 ai, bool largest) {
   if (bi < 0) return false;
   if (ai < 0) return true;
   bool bnan = bv != bv, anan = av != av;

@@ -48,9 +48,9 @@ Value* ModelBuilder::lowerMatmul(const YAML::Node& layer, const std::string& nam
   if (a.dtype != b.dtype)
     reader_.fail(layer, "layer '{}': matmul: operand dtypes differ: {} and {}", name,
                  a.withoutDevice(), b.withoutDevice());
-  if (!isFloat(a.dtype) || a.dtype == DType::F64)
-    reader_.fail(layer, "layer '{}': matmul needs f32, f16 or bf16 operands, got {} and {}", name,
-                 a.withoutDevice(), b.withoutDevice());
+  if (!isFloat(a.dtype))
+    reader_.fail(layer, "layer '{}': matmul needs f32, f64, f16 or bf16 operands, got {} and {}",
+                 name, a.withoutDevice(), b.withoutDevice());
   if (a.rank() == 0 || b.rank() == 0)
     reader_.fail(layer, "layer '{}': matmul needs operands of at least 1 dim, got {} and {}", name,
                  a.withoutDevice(), b.withoutDevice());

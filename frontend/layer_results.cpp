@@ -50,9 +50,10 @@ std::vector<ModelBuilder::LayerResult> ModelBuilder::layerResults(const YAML::No
   if (kind == OpKind::Topk && x.dtype == DType::Bool)
     reader_.fail(layer, "layer '{}': topk: needs a number operand, got {}", name,
                  x.withoutDevice());
-  if (kind == OpKind::Max && (!isFloat(x.dtype) || x.dtype == DType::F64))
+  if (kind == OpKind::Max && !isFloat(x.dtype))
     reader_.fail(layer,
-                 "layer '{}': max with `indices: true` needs an f32, f16 or bf16 operand, got {}",
+                 "layer '{}': max with `indices: true` needs an f32, f64, f16 or bf16 operand, "
+                 "got {}",
                  name, x.withoutDevice());
   int64_t axisGiven = 0;
   if (kind == OpKind::Max) {

@@ -154,6 +154,12 @@ KernelRole kernelRole(const Op& op) {
   if (isElementwiseUnary(op.kind) || isElementwiseBinary(op.kind) || isChannelwise(op.kind))
     return KernelRole::Elementwise;
   if (isAnchorKind(op.kind)) return KernelRole::Anchor;
+  // An f64 GEMM fuses nothing: its bias add or activation stays an elementwise kernel of its
+  // own, computed in double, rather than relying on epilogues cuBLASLt does not document for
+  // CUBLAS_COMPUTE_64F. (A linear's own bias still rides in the GEMM: cuda_gemm.h.)
+  if ((op.kind == OpKind::Linear || op.kind == OpKind::Matmul) && type.known &&
+      type.dtype == DType::F64)
+    return KernelRole::None;
   if (op.kind == OpKind::Linear) return KernelRole::Gemm;
   if (op.kind == OpKind::Matmul) {
     // Batched (3-D) matmuls are left alone: cuBLASLt's bias epilogue is per matrix.

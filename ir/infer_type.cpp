@@ -16,8 +16,6 @@ using infer::operandType;
 using infer::requireFloat;
 using infer::requireSameDType;
 
-// The elementwise ops compute f64 in double; the others compute in f32 only (f16 and bf16
-// widen to it), so they refuse f64 rather than silently computing it in f32.
 int64_t axisOrFail(const Op& op, int64_t axis, const TensorType& type) {
   auto normalized = normalizeAxis(axis, type.rank());
   if (!normalized) fail(op, "axis {} is out of range for {}", axis, type.withoutDevice());

@@ -22,13 +22,11 @@ inline const TensorType& operandType(const Op& op, size_t i) {
   return op.operands[i]->type;
 }
 
-// Float operands; f64 only for the elementwise ops (the others compute in f32 today).
+// Float operands: f32, f16 and bf16 (computed in f32), or f64 (computed in double by every op
+// that takes floats, on every layer: reference, host, generated kernels, cuBLAS).
 inline void requireFloat(const Op& op, const TensorType& type) {
   if (!isFloat(type.dtype))
     fail(op, "needs a floating-point operand, got {}", type.withoutDevice());
-  if (type.dtype == DType::F64 && !isElementwise(op.kind))
-    fail(op, "f64 operands are not supported by this op yet, got {}; cast to f32 first",
-         type.withoutDevice());
 }
 
 inline void requireSameDType(const Op& op, const TensorType& a, const TensorType& b) {

@@ -120,7 +120,8 @@ double gemmPeakFlopsPerSecond(DType dtype, const CostTable& costs) {
     case DType::F32:
       return costs.allowTf32 ? costs.gemmTf32FlopsPerSecond : costs.gemmF32FlopsPerSecond;
     default:
-      return costs.gemmF32FlopsPerSecond;  // type inference admits float GEMMs only
+      // f64 (DGEMM): a data-center GPU's f64 tensor-core rate is about its f32 CUDA-core rate.
+      return costs.gemmF32FlopsPerSecond;
   }
 }
 

@@ -87,7 +87,10 @@ bool allowTf32FromEnvironment() {
 }
 
 cublasComputeType_t gemmComputeType(DType dtype, bool allowTf32) {
+  if (dtype == DType::F64) return CUBLAS_COMPUTE_64F;
   return dtype == DType::F32 && allowTf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
 }
+
+cudaDataType_t gemmScaleType(DType dtype) { return dtype == DType::F64 ? CUDA_R_64F : CUDA_R_32F; }
 
 }  // namespace gxc

@@ -10,7 +10,9 @@
 // Precision: f32 uses CUBLAS_COMPUTE_32F, so results match the reference within f32
 // rounding; GXC_ALLOW_TF32=1 opts in to CUBLAS_COMPUTE_32F_FAST_TF32 (10-bit mantissa inputs,
 // as torch.backends.cuda.matmul.allow_tf32). f16 and bf16 are storage types: cuBLASLt
-// accumulates in f32 and rounds once to the output type.
+// accumulates in f32 and rounds once to the output type. f64 uses CUBLAS_COMPUTE_64F with
+// double alpha and beta (cuBLAS's DGEMM), TF32 or not; the fuse pass gives an f64 GEMM no
+// epilogue members (ir/fused_kernel.h), so only a linear's own bias rides with it.
 //
 // Plans: the descriptors of a call (operation, matrix layouts) and the algorithm cuBLASLt's
 // heuristic chose are made once per GEMM shape, dtype, epilogue and operand alignment, and
@@ -76,8 +78,10 @@ CudaGemm describeGemm(const KernelStep& step);
 bool allowTf32FromEnvironment();
 
 // What a GEMM of `dtype` computes in: full f32, or TF32 tensor cores for f32 operands where
-// GXC_ALLOW_TF32 allows them; f16 and bf16 always accumulate in f32.
+// GXC_ALLOW_TF32 allows them; f16 and bf16 always accumulate in f32; f64 in f64.
 cublasComputeType_t gemmComputeType(DType dtype, bool allowTf32);
+// The type of alpha, beta and the bias epilogue's arithmetic: double for f64, else float.
+cudaDataType_t gemmScaleType(DType dtype);
 
 // One per GPU: a cuBLASLt handle, its workspace on that device, and the plans it has made.
 class CudaGemmRunner {

@@ -64,6 +64,8 @@ cudaDataType_t cudaType(DType dtype, const std::string& layer) {
       return CUDA_R_16F;
     case DType::BF16:
       return CUDA_R_16BF;
+    case DType::F64:
+      return CUDA_R_64F;
     default:
       GXC_CHECK(false, "layer '{}': GEMM of {} operands", layer, dtypeName(dtype));
   }
@@ -126,7 +128,7 @@ struct Geometry {
     n = gemm.transposeB ? gemm.b[rb - 2] : gemm.b[rb - 1];
     GXC_CHECK(gemm.out[ro - 2] == m && gemm.out[ro - 1] == n, "layer '{}': GEMM shapes",
               gemm.layer);
-    element = gemm.dtype == DType::F32 ? 4 : 2;
+    element = static_cast<int64_t>(dtypeSize(gemm.dtype));
     aIndex = matrixIndices(gemm.a, gemm.out);
     bIndex = matrixIndices(gemm.b, gemm.out);
     aStep = constantStep(aIndex);
@@ -141,11 +143,12 @@ struct Geometry {
 // (none: it had none). cuBLASLt's A is our b and its B our a (see the header); C is D.
 struct Plan {
   Geometry geometry;
+  DType dtype;
   cublasLtMatmulDesc_t operation = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
   std::optional<cublasLtMatmulAlgo_t> algo;
 
-  explicit Plan(const CudaGemm& gemm) : geometry(gemm) {}
+  explicit Plan(const CudaGemm& gemm) : geometry(gemm), dtype(gemm.dtype) {}
   ~Plan() {
     if (d) cublasLtMatrixLayoutDestroy(d);
     if (b) cublasLtMatrixLayoutDestroy(b);
@@ -182,7 +185,7 @@ struct CudaGemmRunner::Impl {
   const Plan& planFor(const CudaGemm& gemm, cublasLtEpilogue_t epilogue,
                       const std::array<uint32_t, 3>& alignments, const void* bias,
                       const std::string& what);
-  void matmul(const Plan& plan, const void* a, const void* b, void* out, float beta,
+  void matmul(const Plan& plan, const void* a, const void* b, void* out, double beta,
               cudaStream_t stream, const std::string& what);
 };
 
@@ -196,7 +199,7 @@ const Plan& CudaGemmRunner::Impl::planFor(const CudaGemm& gemm, cublasLtEpilogue
   const Geometry& g = plan->geometry;
   cudaDataType_t type = cudaType(gemm.dtype, gemm.layer);
   checkCublas(cublasLtMatmulDescCreate(&plan->operation, gemmComputeType(gemm.dtype, allowTf32),
-                                       CUDA_R_32F),
+                                       gemmScaleType(gemm.dtype)),
               what);
   cublasOperation_t opA = gemm.transposeB ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t opB = gemm.transposeA ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -244,9 +247,14 @@ const Plan& CudaGemmRunner::Impl::planFor(const CudaGemm& gemm, cublasLtEpilogue
 }
 
 void CudaGemmRunner::Impl::matmul(const Plan& plan, const void* a, const void* b, void* out,
-                                  float beta, cudaStream_t stream, const std::string& what) {
+                                  double beta, cudaStream_t stream, const std::string& what) {
   const Geometry& g = plan.geometry;
-  float alpha = 1.0f;
+  // alpha and beta are of the scale type: double for f64, float for the others.
+  const bool wide = plan.dtype == DType::F64;
+  const double alphaWide = 1.0, betaWide = beta;
+  const float alphaNarrow = 1.0f, betaNarrow = static_cast<float>(beta);
+  const void* alpha = wide ? static_cast<const void*>(&alphaWide) : &alphaNarrow;
+  const void* betaOfType = wide ? static_cast<const void*>(&betaWide) : &betaNarrow;
   const auto* aBytes = static_cast<const std::byte*>(a);
   const auto* bBytes = static_cast<const std::byte*>(b);
   auto* outBytes = static_cast<std::byte*>(out);
@@ -255,9 +263,9 @@ void CudaGemmRunner::Impl::matmul(const Plan& plan, const void* a, const void* b
     const void* aMatrix = aBytes + (g.strided ? 0 : g.aIndex[call] * g.m * g.k * g.element);
     const void* bMatrix = bBytes + (g.strided ? 0 : g.bIndex[call] * g.k * g.n * g.element);
     void* outMatrix = outBytes + call * g.m * g.n * g.element;
-    checkCublas(cublasLtMatmul(handle, plan.operation, &alpha, bMatrix, plan.a, aMatrix, plan.b,
-                               &beta, outMatrix, plan.d, outMatrix, plan.d, &*plan.algo, workspace,
-                               kWorkspaceBytes, stream),
+    checkCublas(cublasLtMatmul(handle, plan.operation, alpha, bMatrix, plan.a, aMatrix, plan.b,
+                               betaOfType, outMatrix, plan.d, outMatrix, plan.d, &*plan.algo,
+                               workspace, kWorkspaceBytes, stream),
                 what);
   }
 }
@@ -295,7 +303,7 @@ CudaGemmRunner::Done CudaGemmRunner::run(const CudaGemm& gemm, const void* a, co
     const Plan& plan = impl_->planFor(gemm, epilogue, alignments, gemm.bias ? bias : nullptr, what);
     if (plan.algo) {
       if (gemm.bias) setAttribute(plan.operation, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias, what);
-      impl_->matmul(plan, a, b, out, 0.0f, stream, what);
+      impl_->matmul(plan, a, b, out, 0.0, stream, what);
       return Done::Everything;
     }
     if (!withEpilogue) runtimeError({}, "cuBLASLt has no algorithm for {}", what);
@@ -305,7 +313,7 @@ CudaGemmRunner::Done CudaGemmRunner::run(const CudaGemm& gemm, const void* a, co
   if (!plain.algo)
     runtimeError({}, "cuBLASLt has no algorithm for {}, even without its epilogue", what);
   ++impl_->stats.fallbacks;
-  float beta = 0.0f;
+  double beta = 0.0;
   if (gemm.linearBias) {
     // The bias into every row of the result (row 0, then doubling copies), so that the GEMM
     // accumulates onto it. A linear's result is 2-D: g.m rows of g.n.
@@ -319,7 +327,7 @@ CudaGemmRunner::Done CudaGemmRunner::run(const CudaGemm& gemm, const void* a, co
                                 cudaMemcpyDeviceToDevice, stream),
                 "bias of " + what);
     }
-    beta = 1.0f;
+    beta = 1.0;
   }
   impl_->matmul(plain, a, b, out, beta, stream, what);
   return gemm.fusedMembers ? Done::AllButFusedMembers : Done::Everything;

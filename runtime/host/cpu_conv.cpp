@@ -37,6 +37,9 @@ void cpuConvolution(const Op& op, const std::vector<ConstTensorView>& operands, 
   GXC_CHECK(result.dtype() == type.dtype && result.shape() == type.shape,
             "layer '{}': {} result placed as {}{}, not {}", op.layerName(), opName(op.kind),
             dtypeName(result.dtype()), shapeString(result.shape()), type.withoutDevice());
+  // oneDNN has no f64 convolution: f64 runs the generated kernel (host_generated_kernels.cpp).
+  GXC_CHECK(type.dtype != DType::F64, "layer '{}': an f64 {} sent to oneDNN", op.layerName(),
+            opName(op.kind));
   if (result.numel() == 0) return;
   std::vector<float> xCopy, wCopy, biasCopy, scratch;
   float* x = f32Data(operands[0], xCopy);

@@ -1,8 +1,9 @@
 // conv2d and conv_transpose2d on the host through oneDNN (the library PyTorch's CPU path uses;
 // its convolution and deconvolution primitives): the `cpu` and `sim` platforms' convolutions,
 // as cpu_gemm.h is their GEMMs. f16/bf16 operands are widened to f32 and the result rounded
-// once, as the reference does. The result is written into `result` (the op's result type,
-// placed by the caller), which must not overlap an operand.
+// once, as the reference does; f64 is not taken (oneDNN has no f64 convolution: the caller
+// runs the generated kernel for it). The result is written into `result` (the op's result
+// type, placed by the caller), which must not overlap an operand.
 #pragma once
 
 #include <vector>

@@ -123,6 +123,12 @@ void HostGeneratedKernels::run(const KernelStep& step, const std::vector<ConstTe
       launch(byRoot_.at(&root), result, tensors);
       return;
     case StepKind::Conv: {
+      // oneDNN has no f64 convolution: f64 runs the generated direct convolution, in double
+      // (a documented dtype rule of the cpu platform, docs/model-format.md).
+      if (root.result->type.dtype == DType::F64) {
+        launch(byRoot_.at(&root), result, tensors);
+        return;
+      }
       std::vector<ConstTensorView> operands;
       for (const Value* operand : root.operands) operands.push_back(tensors.at(operand));
       cpuConvolution(root, operands, result);

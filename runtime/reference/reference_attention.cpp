@@ -40,8 +40,7 @@ Tensor attentionOp(const Op& op, const Operands& operands) {
       for (int64_t s = 0; s < keys; ++s) {
         int64_t kRow = (b * keys + s) * width;
         double dot = 0;
-        for (int64_t e = 0; e < width; ++e)
-          dot += static_cast<double>(q.loadFloat(qRow + e)) * k.loadFloat(kRow + e);
+        for (int64_t e = 0; e < width; ++e) dot += q.loadDouble(qRow + e) * k.loadDouble(kRow + e);
         double score = dot * scale;
         if (causal && s > l) score = kMinusInf;
         if (mask) {
@@ -50,7 +49,7 @@ Tensor attentionOp(const Op& op, const Operands& operands) {
           if (mask->dtype() == DType::Bool)
             score = mask->loadInt(at) != 0 ? score : kMinusInf;
           else
-            score += mask->loadFloat(at);
+            score += mask->loadDouble(at);
         }
         scores[s] = score;
         max = std::max(max, score);
@@ -60,8 +59,8 @@ Tensor attentionOp(const Op& op, const Operands& operands) {
       for (int64_t e = 0; e < valueWidth; ++e) {
         double acc = 0;
         for (int64_t s = 0; s < keys; ++s)
-          acc += scores[s] * v.loadFloat((b * keys + s) * valueWidth + e);
-        result.storeFloat((b * queries + l) * valueWidth + e, static_cast<float>(acc / sum));
+          acc += scores[s] * v.loadDouble((b * keys + s) * valueWidth + e);
+        storeComputed(result, (b * queries + l) * valueWidth + e, acc / sum);
       }
     }
   }

@@ -89,4 +89,11 @@ void copyElement(const Tensor& src, int64_t srcIndex, Tensor& dst, int64_t dstIn
               src.data() + static_cast<size_t>(srcIndex) * size, size);
 }
 
+void storeComputed(Tensor& t, int64_t index, double value) {
+  if (t.dtype() == DType::F64)
+    t.storeDouble(index, value);
+  else
+    t.storeFloat(index, static_cast<float>(value));
+}
+
 }  // namespace gxc::reference

@@ -27,7 +27,7 @@ Tensor conv2dOp(const Op& op, const Operands& operands) {
       const int64_t firstIn = oc / groupOut * groupIn;
       for (int64_t oy = 0; oy < g.outH; ++oy)
         for (int64_t ox = 0; ox < g.outW; ++ox, ++out) {
-          double sum = bias ? bias->loadFloat(oc) : 0.0;
+          double sum = bias ? bias->loadDouble(oc) : 0.0;
           for (int64_t ic = 0; ic < groupIn; ++ic)
             for (int64_t ky = 0; ky < g.kernelH; ++ky) {
               const int64_t iy = oy * g.strideH - g.padTop + ky * g.dilationH;
@@ -38,10 +38,10 @@ Tensor conv2dOp(const Op& op, const Operands& operands) {
                 const int64_t xIndex =
                     ((n * g.inChannels + firstIn + ic) * g.inH + iy) * g.inW + ix;
                 const int64_t wIndex = ((oc * groupIn + ic) * g.kernelH + ky) * g.kernelW + kx;
-                sum += static_cast<double>(x.loadFloat(xIndex)) * weight.loadFloat(wIndex);
+                sum += x.loadDouble(xIndex) * weight.loadDouble(wIndex);
               }
             }
-          result.storeFloat(out, static_cast<float>(sum));
+          storeComputed(result, out, sum);
         }
     }
   return result;
@@ -76,7 +76,7 @@ Tensor convTranspose2dOp(const Op& op, const Operands& operands) {
       const int64_t firstIn = oc / groupOut * groupIn, ocInGroup = oc % groupOut;
       for (int64_t oy = 0; oy < g.outH; ++oy)
         for (int64_t ox = 0; ox < g.outW; ++ox, ++out) {
-          double sum = bias ? bias->loadFloat(oc) : 0.0;
+          double sum = bias ? bias->loadDouble(oc) : 0.0;
           for (int64_t ic = firstIn; ic < firstIn + groupIn; ++ic)
             for (int64_t ky = 0; ky < g.kernelH; ++ky) {
               const int64_t iy = source(oy, ky, g.padTop, g.dilationH, g.strideH, g.inH);
@@ -87,10 +87,10 @@ Tensor convTranspose2dOp(const Op& op, const Operands& operands) {
                 const int64_t xIndex = ((n * g.inChannels + ic) * g.inH + iy) * g.inW + ix;
                 const int64_t wIndex =
                     ((ic * groupOut + ocInGroup) * g.kernelH + ky) * g.kernelW + kx;
-                sum += static_cast<double>(x.loadFloat(xIndex)) * weight.loadFloat(wIndex);
+                sum += x.loadDouble(xIndex) * weight.loadDouble(wIndex);
               }
             }
-          result.storeFloat(out, static_cast<float>(sum));
+          storeComputed(result, out, sum);
         }
     }
   return result;

@@ -142,8 +142,8 @@ Tensor cumsumOp(const Op& op, const Operands& operands) {
     for (int64_t k = 0; k < size; ++k) {
       int64_t i = start + k * inner;
       if (isFloat(x.dtype())) {
-        sum += x.loadFloat(i);
-        result.storeFloat(i, static_cast<float>(sum));
+        sum += x.loadDouble(i);
+        storeComputed(result, i, sum);
       } else {
         integerSum += x.loadInt(i);
         result.storeInt(i, integerSum);

@@ -36,6 +36,9 @@ Shape broadcastShapes(const Op& op, const Shape& a, const Shape& b);
 int64_t broadcastIndex(const Coords& outCoords, const Shape& shape);
 // Copies element `srcIndex` of `src` to element `dstIndex` of `dst`, bit for bit.
 void copyElement(const Tensor& src, int64_t srcIndex, Tensor& dst, int64_t dstIndex);
+// Stores `value`, computed in double, into float tensor `t`: as it is for f64; for the other
+// dtypes rounded to f32 first, then to the dtype, as the kernels computing them in f32 round.
+void storeComputed(Tensor& t, int64_t index, double value);
 
 // reference_elementwise.cpp
 Tensor unaryOp(const Op& op, const Operands& operands);

@@ -56,21 +56,21 @@ Tensor elementwiseLossOp(const Op& op, const Operands& operands) {
   int64_t classes = pred.rank() == 0 ? 1 : pred.shape().back();
   std::vector<double> losses;
   for (int64_t i = 0; i < pred.numel(); ++i) {
-    double p = posWeighted ? operands[2]->loadFloat(i % classes) : 1.0;
-    losses.push_back(elementLoss(op, pred.loadFloat(i), target.loadFloat(i), p));
+    double p = posWeighted ? operands[2]->loadDouble(i % classes) : 1.0;
+    losses.push_back(elementLoss(op, pred.loadDouble(i), target.loadDouble(i), p));
   }
   LossReduction reduction = lossReduction(op);
   if (reduction == LossReduction::None) {
     Tensor result = makeResult(op, pred.shape());
     for (int64_t i = 0; i < result.numel(); ++i)
-      result.storeFloat(i, static_cast<float>(losses[static_cast<size_t>(i)]));
+      storeComputed(result, i, losses[static_cast<size_t>(i)]);
     return result;
   }
   double total = 0.0;
   for (double loss : losses) total += loss;
   if (reduction == LossReduction::Mean) total /= static_cast<double>(losses.size());
   Tensor result = makeResult(op, {});
-  result.storeFloat(0, static_cast<float>(total));
+  storeComputed(result, 0, total);
   return result;
 }
 

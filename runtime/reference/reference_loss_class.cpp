@@ -49,7 +49,7 @@ Tensor classIndexLossOp(const Op& op, const Operands& operands) {
       runtimeError(op.loc, "layer '{}': {} target {} of sample {} is out of range [0, {})",
                    op.layerName(), opName(op.kind), t, i, classes);
     for (int64_t c = 0; c < classes; ++c)
-      logProbs[c] = input.loadFloat((sample * classes + c) * inner + at);
+      logProbs[c] = input.loadDouble((sample * classes + c) * inner + at);
     if (logits) {  // log_softmax, the max subtracted for stability
       double max = -std::numeric_limits<double>::infinity();
       for (double v : logProbs) max = std::max(max, v);
@@ -57,10 +57,10 @@ Tensor classIndexLossOp(const Op& op, const Operands& operands) {
       for (double v : logProbs) sum += std::exp(v - max);
       for (double& v : logProbs) v = v - max - std::log(sum);
     }
-    double w = weight ? weight->loadFloat(t) : 1.0;
+    double w = weight ? weight->loadDouble(t) : 1.0;
     nll.push_back(-w * logProbs[t]);
     double s = 0.0;
-    for (int64_t c = 0; c < classes; ++c) s -= (weight ? weight->loadFloat(c) : 1.0) * logProbs[c];
+    for (int64_t c = 0; c < classes; ++c) s -= (weight ? weight->loadDouble(c) : 1.0) * logProbs[c];
     smooth.push_back(s);
     weightSum += w;
   }
@@ -72,13 +72,12 @@ Tensor classIndexLossOp(const Op& op, const Operands& operands) {
   LossReduction reduction = lossReduction(op);
   if (reduction == LossReduction::None) {
     Tensor result = makeResult(op, perSample);
-    for (int64_t i = 0; i < result.numel(); ++i)
-      result.storeFloat(i, static_cast<float>(mixed(nll[i], smooth[i])));
+    for (int64_t i = 0; i < result.numel(); ++i) storeComputed(result, i, mixed(nll[i], smooth[i]));
     return result;
   }
   if (op.attrs.getBool("weight_sum", false)) {  // the denominator of the mean instead
     Tensor result = makeResult(op, {});
-    result.storeFloat(0, static_cast<float>(weightSum));
+    storeComputed(result, 0, weightSum);
     return result;
   }
   double nllTotal = 0.0, smoothTotal = 0.0;
@@ -91,7 +90,7 @@ Tensor classIndexLossOp(const Op& op, const Operands& operands) {
     smoothTotal /= weightSum;
   }
   Tensor result = makeResult(op, {});
-  result.storeFloat(0, static_cast<float>(mixed(nllTotal, smoothTotal)));
+  storeComputed(result, 0, mixed(nllTotal, smoothTotal));
   return result;
 }
 

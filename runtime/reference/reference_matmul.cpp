@@ -1,5 +1,6 @@
 // Reference kernels of matmul (torch.matmul on 2-D and batched operands, with optional
-// transposes) and linear (nn.Linear: y = x W^T + b). Dot products accumulate in double.
+// transposes) and linear (nn.Linear: y = x W^T + b). Dot products accumulate in double, and
+// are stored as such for f64 (rounded through f32 for the other dtypes, as their GEMMs do).
 #include "ir/diagnostic.h"
 #include "runtime/reference/reference_kernels.h"
 
@@ -26,10 +27,10 @@ struct MatrixStack {
 
   // Element (row, col) of the matrix that broadcasting pairs with batch coordinates
   // `outBatch` of the result.
-  float at(const Coords& outBatch, int64_t row, int64_t col) const {
+  double at(const Coords& outBatch, int64_t row, int64_t col) const {
     int64_t matrix = broadcastIndex(outBatch, batch);
     int64_t within = transposed ? col * rows + row : row * cols + col;
-    return tensor->loadFloat(matrix * rows * cols + within);
+    return tensor->loadDouble(matrix * rows * cols + within);
   }
 };
 
@@ -54,8 +55,8 @@ Tensor matmulOp(const Op& op, const Operands& operands) {
       for (int64_t j = 0; j < b.cols; ++j) {
         double dot = 0.0;
         for (int64_t k = 0; k < a.cols; ++k)
-          dot += static_cast<double>(a.at(batchCoords, i, k)) * b.at(batchCoords, k, j);
-        result.storeFloat((n * a.rows + i) * b.cols + j, static_cast<float>(dot));
+          dot += a.at(batchCoords, i, k) * b.at(batchCoords, k, j);
+        storeComputed(result, (n * a.rows + i) * b.cols + j, dot);
       }
     }
   }
@@ -87,9 +88,9 @@ Tensor linearOp(const Op& op, const Operands& operands) {
     for (int64_t o = 0; o < out; ++o) {
       double dot = 0.0;
       for (int64_t k = 0; k < in; ++k)
-        dot += static_cast<double>(x.loadFloat(r * in + k)) * weight.loadFloat(o * in + k);
-      if (hasBias) dot += operands[2]->loadFloat(o);
-      result.storeFloat(r * out + o, static_cast<float>(dot));
+        dot += x.loadDouble(r * in + k) * weight.loadDouble(o * in + k);
+      if (hasBias) dot += operands[2]->loadDouble(o);
+      storeComputed(result, r * out + o, dot);
     }
   }
   return result;

@@ -27,14 +27,13 @@ Tensor softmaxOp(const Op& op, const Operands& operands) {
       auto index = [&](int64_t j) { return (o * n + j) * inner + in; };
       // Subtracting the max keeps exp from overflowing; the result is mathematically the same.
       double max = -std::numeric_limits<double>::infinity();
-      for (int64_t j = 0; j < n; ++j)
-        max = std::max(max, static_cast<double>(x.loadFloat(index(j))));
+      for (int64_t j = 0; j < n; ++j) max = std::max(max, x.loadDouble(index(j)));
       double sum = 0.0;
-      for (int64_t j = 0; j < n; ++j) sum += std::exp(x.loadFloat(index(j)) - max);
+      for (int64_t j = 0; j < n; ++j) sum += std::exp(x.loadDouble(index(j)) - max);
       for (int64_t j = 0; j < n; ++j) {
-        double shifted = x.loadFloat(index(j)) - max;
+        double shifted = x.loadDouble(index(j)) - max;
         double value = logForm ? shifted - std::log(sum) : std::exp(shifted) / sum;
-        result.storeFloat(index(j), static_cast<float>(value));
+        storeComputed(result, index(j), value);
       }
     }
   }
@@ -63,20 +62,20 @@ Tensor layerNormOp(const Op& op, const Operands& operands) {
   int64_t rows = x.numel() / dim;
   for (int64_t r = 0; r < rows; ++r) {
     double sum = 0.0;
-    for (int64_t k = 0; k < dim; ++k) sum += x.loadFloat(r * dim + k);
+    for (int64_t k = 0; k < dim; ++k) sum += x.loadDouble(r * dim + k);
     double mean = sum / static_cast<double>(dim);
     // Biased variance (divide by dim, not dim - 1), as PyTorch normalizes.
     double squares = 0.0;
     for (int64_t k = 0; k < dim; ++k) {
-      double centered = x.loadFloat(r * dim + k) - mean;
+      double centered = x.loadDouble(r * dim + k) - mean;
       squares += centered * centered;
     }
     double invStd = 1.0 / std::sqrt(squares / static_cast<double>(dim) + eps);
     for (int64_t k = 0; k < dim; ++k) {
-      double value = (x.loadFloat(r * dim + k) - mean) * invStd;
-      if (weight) value *= weight->loadFloat(k);
-      if (bias) value += bias->loadFloat(k);
-      result.storeFloat(r * dim + k, static_cast<float>(value));
+      double value = (x.loadDouble(r * dim + k) - mean) * invStd;
+      if (weight) value *= weight->loadDouble(k);
+      if (bias) value += bias->loadDouble(k);
+      storeComputed(result, r * dim + k, value);
     }
   }
   return result;

@@ -27,14 +27,14 @@ Tensor rmsNormOp(const Op& op, const Operands& operands) {
   for (int64_t r = 0; r < x.numel() / dim; ++r) {
     double squares = 0.0;
     for (int64_t k = 0; k < dim; ++k) {
-      double v = x.loadFloat(r * dim + k);
+      double v = x.loadDouble(r * dim + k);
       squares += v * v;
     }
     double invRms = 1.0 / std::sqrt(squares / static_cast<double>(dim) + eps);
     for (int64_t k = 0; k < dim; ++k) {
-      double value = x.loadFloat(r * dim + k) * invRms;
-      if (weight) value *= weight->loadFloat(k);
-      result.storeFloat(r * dim + k, static_cast<float>(value));
+      double value = x.loadDouble(r * dim + k) * invRms;
+      if (weight) value *= weight->loadDouble(k);
+      storeComputed(result, r * dim + k, value);
     }
   }
   return result;
@@ -58,20 +58,20 @@ Tensor groupNormOp(const Op& op, const Operands& operands) {
   Tensor result = makeResult(op, x.shape());
   for (int64_t base = 0; base < x.numel(); base += groupSize) {
     double sum = 0.0;
-    for (int64_t k = 0; k < groupSize; ++k) sum += x.loadFloat(base + k);
+    for (int64_t k = 0; k < groupSize; ++k) sum += x.loadDouble(base + k);
     double mean = sum / static_cast<double>(groupSize);
     double squares = 0.0;
     for (int64_t k = 0; k < groupSize; ++k) {
-      double centered = x.loadFloat(base + k) - mean;
+      double centered = x.loadDouble(base + k) - mean;
       squares += centered * centered;
     }
     double invStd = 1.0 / std::sqrt(squares / static_cast<double>(groupSize) + eps);
     for (int64_t k = 0; k < groupSize; ++k) {
       int64_t channel = (base + k) / spatial % channels;
-      double value = (x.loadFloat(base + k) - mean) * invStd;
-      if (weight) value *= weight->loadFloat(channel);
-      if (bias) value += bias->loadFloat(channel);
-      result.storeFloat(base + k, static_cast<float>(value));
+      double value = (x.loadDouble(base + k) - mean) * invStd;
+      if (weight) value *= weight->loadDouble(channel);
+      if (bias) value += bias->loadDouble(channel);
+      storeComputed(result, base + k, value);
     }
   }
   return result;
@@ -98,10 +98,10 @@ Tensor batchNormOp(const Op& op, const Operands& operands) {
   Tensor result = makeResult(op, x.shape());
   for (int64_t i = 0; i < x.numel(); ++i) {
     int64_t channel = i / spatial % channels;
-    double centered = static_cast<double>(x.loadFloat(i)) - mean.loadFloat(channel);
-    double value = centered / std::sqrt(variance.loadFloat(channel) + eps);
-    if (weight) value = value * weight->loadFloat(channel) + bias->loadFloat(channel);
-    result.storeFloat(i, static_cast<float>(value));
+    double centered = x.loadDouble(i) - mean.loadDouble(channel);
+    double value = centered / std::sqrt(variance.loadDouble(channel) + eps);
+    if (weight) value = value * weight->loadDouble(channel) + bias->loadDouble(channel);
+    storeComputed(result, i, value);
   }
   return result;
 }

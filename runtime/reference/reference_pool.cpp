@@ -50,18 +50,18 @@ Tensor pool2dOp(const Op& op, const Operands& operands) {
         double best = -std::numeric_limits<double>::infinity(), sum = 0;
         for (int64_t y = rows.begin; y < rows.end; ++y)
           for (int64_t xi = columns.begin; xi < columns.end; ++xi) {
-            const double value = x.loadFloat((plane * g.inH + y) * g.inW + xi);
+            const double value = x.loadDouble((plane * g.inH + y) * g.inW + xi);
             if (!std::isnan(best) && (value > best || std::isnan(value))) best = value;
             sum += value;
           }
         if (op.kind == OpKind::MaxPool2d) {
-          result.storeFloat(out, static_cast<float>(best));
+          storeComputed(result, out, best);
           continue;
         }
         const int64_t count = g.countIncludePad
                                   ? rows.paddedSize * columns.paddedSize
                                   : (rows.end - rows.begin) * (columns.end - columns.begin);
-        result.storeFloat(out, static_cast<float>(sum / static_cast<double>(count)));
+        storeComputed(result, out, sum / static_cast<double>(count));
       }
   return result;
 }

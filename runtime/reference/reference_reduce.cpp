@@ -150,7 +150,7 @@ Tensor reduceOp(const Op& op, const Operands& operands) {
     if (integers)
       integerRows[row].push_back(x.loadInt(i));
     else
-      rows[row].push_back(x.loadFloat(i));
+      rows[row].push_back(x.loadDouble(i));
   }
   int64_t correction = op.attrs.getInt("correction", 1);
   for (int64_t o = 0; o < result.numel(); ++o) {
@@ -160,7 +160,7 @@ Tensor reduceOp(const Op& op, const Operands& operands) {
     else if (op.kind == OpKind::Argmax || op.kind == OpKind::Argmin)
       result.storeInt(o, argExtreme(row, op.kind == OpKind::Argmax));
     else
-      result.storeFloat(o, static_cast<float>(foldRow(op.kind, row, correction)));
+      storeComputed(result, o, foldRow(op.kind, row, correction));
   }
   return result;
 }

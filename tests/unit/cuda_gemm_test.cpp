@@ -151,6 +151,15 @@ TEST(CudaGemmComputeTypeTest, Tf32OnlyForF32OperandsAndOnlyWhenAllowed) {
     for (bool allow : {false, true}) EXPECT_EQ(gemmComputeType(dtype, allow), CUBLAS_COMPUTE_32F);
 }
 
+// f64 is DGEMM whatever GXC_ALLOW_TF32 says: double compute, alpha and beta.
+TEST(CudaGemmComputeTypeTest, F64ComputesInDouble) {
+  for (bool allow : {false, true})
+    EXPECT_EQ(gemmComputeType(DType::F64, allow), CUBLAS_COMPUTE_64F);
+  EXPECT_EQ(gemmScaleType(DType::F64), CUDA_R_64F);
+  for (DType dtype : {DType::F32, DType::F16, DType::BF16})
+    EXPECT_EQ(gemmScaleType(dtype), CUDA_R_32F);
+}
+
 TEST(CudaGemmComputeTypeTest, AllowTf32ComesFromTheEnvironment) {
   ::setenv("GXC_ALLOW_TF32", "1", 1);
   EXPECT_TRUE(allowTf32FromEnvironment());
@@ -245,6 +254,47 @@ TEST(CudaGemmTest, BatchedAndTransposedMatmulsMatchTheReference) {
     int64_t k = c.ta ? c.a[c.a.size() - 2] : c.a.back();
     expectOutputsCloseNormwise({{"y", device.download(out, DType::F32, c.out)}}, {{"y", expected}},
                                gputol::gemmTolerance(DType::F32, k));
+  }
+}
+
+// f64 linears (with the bias epilogue, and without it: the bias copied into the rows) and a
+// batched matmul in double: operands 1 + O(1e-9), which f32 would round to 1, so the products
+// are right to f64's roundoff only if no step goes through f32.
+TEST(CudaGemmTest, F64GemmsComputeInDouble) {
+  GXC_REQUIRE_GPUS(1);
+  auto graph = parseGraph(R"(
+graph @g(%x: f64[48,32] @cpu, %w: f64[40,32] @cpu, %b: f64[40] @cpu, %p: f64[3,48,32] @cpu) -> (y, z) {
+  %y = linear %x, %w, %b {in_features = 32, out_features = 40} : f64[48,40] @cpu
+  %z = matmul %p, %x {transpose_b = true} : f64[3,48,48] @cpu
+  return %y, %z
+})",
+                          "f64.gxir");
+  auto nearOne = [](const Shape& shape, unsigned seed) {
+    Tensor t = randomTensor(DType::F64, shape, seed);
+    for (int64_t i = 0; i < t.numel(); ++i) t.storeDouble(i, 1.0 + 1e-9 * t.loadDouble(i));
+    return t;
+  };
+  Tensor x = nearOne({48, 32}, 11), w = randomTensor(DType::F64, {40, 32}, 12);
+  Tensor b = nearOne({40}, 13), p = nearOne({3, 48, 32}, 14);
+  const Op& linear = *graph->ops()[0];
+  const Op& matmul = *graph->ops()[1];
+  Tensor expectedY = evaluateReferenceOp(linear, {&x, &w, &b});
+  Tensor expectedZ = evaluateReferenceOp(matmul, {&p, &x});
+  DeviceTensors device;
+  void *dx = device.upload(x), *dw = device.upload(w), *db = device.upload(b);
+  for (bool epilogue : {true, false}) {
+    CudaGemmRunner runner(0, /*allowTf32=*/true);
+    if (!epilogue) runner.pretendNoEpilogueAlgorithmForTests();
+    void* y = device.upload(Tensor(DType::F64, {48, 40}));
+    void* z = device.upload(Tensor(DType::F64, {3, 48, 48}));
+    EXPECT_EQ(runner.run(*describeGemm(linear), dx, dw, db, y, nullptr),
+              CudaGemmRunner::Done::Everything);
+    runner.run(*describeGemm(matmul), device.upload(p), dx, nullptr, z, nullptr);
+    checkCuda(cudaDeviceSynchronize(), "f64 gemms");
+    expectOutputsCloseNormwise({{"y", device.download(y, DType::F64, {48, 40})}},
+                               {{"y", expectedY}}, gputol::gemmTolerance(DType::F64, 32));
+    expectOutputsCloseNormwise({{"z", device.download(z, DType::F64, {3, 48, 48})}},
+                               {{"z", expectedZ}}, gputol::gemmTolerance(DType::F64, 32));
   }
 }
 

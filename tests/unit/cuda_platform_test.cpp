@@ -85,8 +85,8 @@ TEST_P(CudaPlatformFixtureTest, MatchesTheReference) {
       EXPECT_EQ(got.loadInt(i), want.loadInt(i)) << "element " << i;
       continue;
     }
-    double expected = want.loadFloat(i);
-    EXPECT_NEAR(got.loadFloat(i), expected, tolerance * std::max(1.0, std::abs(expected)))
+    double expected = want.loadDouble(i);  // exact for f64 too
+    EXPECT_NEAR(got.loadDouble(i), expected, tolerance * std::max(1.0, std::abs(expected)))
         << "element " << i;
   }
 }

@@ -19,6 +19,7 @@ inline constexpr double kF32Roundoff = 0x1p-24;
 inline constexpr double kTf32Roundoff = 0x1p-11;  // 10 stored mantissa bits
 inline constexpr double kF16Roundoff = 0x1p-11;
 inline constexpr double kBf16Roundoff = 0x1p-8;
+inline constexpr double kF64Roundoff = 0x1p-53;
 
 // Per element, relative to max(1, |expected|). With --fmad=false a kernel's arithmetic is the
 // host's, so it differs from the host build of the same text only by CUDA's math functions
@@ -26,7 +27,12 @@ inline constexpr double kBf16Roundoff = 0x1p-8;
 // the tests' sizes well inside the 1e-5 (about 84 ulp of 1) that holds the host's kernels to the
 // reference, so the GPU gets the same bound. f16 and bf16 store each value rounded: 1e-2 is bf16's
 // ulp (2^-7) with room for the one extra rounding a fused kernel's stored input may take.
-inline double generatedKernelTolerance(DType dtype) { return dtype == DType::F32 ? 1e-5 : 1e-2; }
+// f64 kernels compute in double: CUDA's double math functions are within 2 ulp, so the
+// fixtures' own f64 bound (1e-12, about 4500 ulp of 1) holds them too.
+inline double generatedKernelTolerance(DType dtype) {
+  if (dtype == DType::F64) return 1e-12;
+  return dtype == DType::F32 ? 1e-5 : 1e-2;
+}
 
 // Normwise (output_compare.h), for a GEMM of inner dimension k against the reference's double
 // sums: a k-term f32 dot product is within k·u·Σ|a_i b_i| of the exact one whatever the order
@@ -34,6 +40,8 @@ inline double generatedKernelTolerance(DType dtype) { return dtype == DType::F32
 // operands Σ|a_i b_i| is about sqrt(k) times a typical |result|, which the output's largest
 // |value| exceeds: k^1.5·u. A narrower output adds its own last rounding, one ulp (2u).
 inline double gemmTolerance(DType dtype, int64_t k) {
+  // f64 accumulates in double (CUBLAS_COMPUTE_64F): the same bound with double's roundoff.
+  if (dtype == DType::F64) return std::pow(static_cast<double>(k), 1.5) * kF64Roundoff;
   double accumulate = std::pow(static_cast<double>(k), 1.5) * kF32Roundoff;
   if (dtype == DType::F16) return accumulate + 2 * kF16Roundoff;
   if (dtype == DType::BF16) return accumulate + 2 * kBf16Roundoff;

@@ -3,6 +3,7 @@
 // frontend, which lowers it to views around the IR's 2-D or 3-D matmul: its result must be
 // torch.matmul's on the reference interpreter, on the cpu platform (OpenBLAS) and on a sim GPU.
 // The IR the frontend writes is checked too: layers the IR's matmul takes stay one op.
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <string>
@@ -61,9 +62,11 @@ std::string modelOf(const MatmulCase& c) {
   for (const auto& [key, value] : c.attrs.items())
     attrs += fmt::format(", {}: {}", key, value.dump());
   return fmt::format(
-      "gxc: 1\nname: matmul_{}\ninputs:\n  a: {{shape: [{}]}}\n  b: {{shape: [{}]}}\n"
+      "gxc: 1\nname: matmul_{}\ninputs:\n  a: {{shape: [{}], dtype: {}}}\n"
+      "  b: {{shape: [{}], dtype: {}}}\n"
       "layers:\n  - {{name: y, op: matmul, inputs: [a, b]{}}}\noutputs: [y]\n",
-      c.name, fmt::join(c.a.shape, ", "), fmt::join(c.b.shape, ", "), attrs);
+      c.name, fmt::join(c.a.shape, ", "), dtypeName(c.a.dtype), fmt::join(c.b.shape, ", "),
+      dtypeName(c.b.dtype), attrs);
 }
 
 std::unique_ptr<Graph> compiled(const MatmulCase& c, std::vector<Device> devices) {
@@ -106,7 +109,11 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, MatmulLayerTest, testing::ValuesIn(allCases()
                            return info.param.name;
                          });
 
-TEST(MatmulLayerFixtures, ArePresent) { EXPECT_GE(allCases().size(), 15u); }
+TEST(MatmulLayerFixtures, ArePresent) {
+  EXPECT_GE(allCases().size(), 30u);
+  EXPECT_TRUE(std::any_of(allCases().begin(), allCases().end(),
+                          [](const MatmulCase& c) { return c.a.dtype == DType::F64; }));
+}
 
 // How the frontend writes such layers: one op where the IR's matmul takes the operands as they
 // are; views around one matmul, and an expand only where batch dims repeat, otherwise.

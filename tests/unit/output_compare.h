@@ -29,10 +29,10 @@ inline void expectOutputsClose(const std::map<std::string, Tensor>& actual,
     ASSERT_EQ(got.dtype(), want.dtype()) << name;
     double largest = 1.0;
     for (int64_t i = 0; normwise && i < want.numel(); ++i)
-      largest = std::max(largest, std::abs(static_cast<double>(want.loadFloat(i))));
+      largest = std::max(largest, std::abs(want.loadDouble(i)));
     double worst = 0;
     for (int64_t i = 0; i < want.numel(); ++i) {
-      double a = got.loadFloat(i), b = want.loadFloat(i);
+      double a = got.loadDouble(i), b = want.loadDouble(i);  // exact for f64 too
       double error = std::abs(a - b) / std::max(largest, std::abs(b));
       worst = std::isnan(error) ? INFINITY : std::max(worst, error);
     }
