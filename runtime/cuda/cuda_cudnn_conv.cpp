@@ -1,6 +1,31 @@
 // The cuDNN side of runtime/cuda/cuda_cudnn_conv.h: graph-API descriptors, engines chosen once
-// per kind of convolution, the bias fill, and the calls. Built only with cuDNN.
+// per kind of convolution, the bias fill, and the calls. In a build without cuDNN the runner
+// cannot be made (the executor asks builtWithCudnn() first), so the class links in every
+// CUDA build.
 #include "runtime/cuda/cuda_cudnn_conv.h"
+
+#include "ir/diagnostic.h"
+
+#if !GXC_HAVE_CUDNN
+namespace gxc {
+
+struct CudnnConvRunner::Impl {
+  Stats stats;
+};
+
+CudnnConvRunner::CudnnConvRunner(int, CachingAllocator&, bool) {
+  GXC_CHECK(false, "a cuDNN runner made in a build without cuDNN");
+}
+CudnnConvRunner::~CudnnConvRunner() = default;
+bool CudnnConvRunner::run(const CudnnConv& conv, const void*, const void*, const void*, void*,
+                          cudaStream_t) {
+  GXC_CHECK(false, "layer '{}': cuDNN called in a build without cuDNN", conv.layer);
+  return false;
+}
+const CudnnConvRunner::Stats& CudnnConvRunner::stats() const { return impl_->stats; }
+
+}  // namespace gxc
+#else
 
 #include <cudnn.h>
 #include <fmt/format.h>
@@ -217,7 +242,7 @@ const Plan& CudnnConvRunner::Impl::planFor(const CudnnConvGeometry& c,
     checkCudnn(cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
                                         CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr),
                what);
-    std::vector<std::unique_ptr<Descriptor>> configs;
+    std::vector<std::unique_ptr<Descriptor> > configs;
     std::vector<cudnnBackendDescriptor_t> handles;
     for (int64_t i = 0; i < count; ++i) {
       configs.push_back(std::make_unique<Descriptor>(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, what));
@@ -345,3 +370,5 @@ bool CudnnConvRunner::run(const CudnnConv& conv, const void* x, const void* w, c
 }
 
 }  // namespace gxc
+
+#endif  // GXC_HAVE_CUDNN
