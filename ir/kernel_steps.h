@@ -24,8 +24,8 @@ enum class StepKind {
   View,       // reshape squeeze unsqueeze flatten, and slice along axis 0 with step 1: the same
               // bytes seen another way
   Generated,  // a generated kernel
-  Conv,       // conv2d: oneDNN on the host; on GPUs its generated kernel, which every platform
-              // also builds as the second implementation the library is checked against
+  Conv,       // conv2d, conv_transpose2d: oneDNN on the host, cuDNN on GPUs; its generated
+              // kernel is built too, the oracle the libraries are checked against
 };
 
 struct KernelStep {

@@ -62,6 +62,8 @@ CudaExecutor::CudaExecutor(const Graph& scheduled, CudaConfig config)
         makeCudaCachingAllocator(Device::cuda(static_cast<int>(i)).str(), device, capacity);
     gpu->gemm = std::make_unique<CudaGemmRunner>(device, config_.allowTf32);
     if (config_.pretendNoGemmEpilogueAlgorithm) gpu->gemm->pretendNoEpilogueAlgorithmForTests();
+    if (builtWithCudnn())
+      gpu->conv = std::make_unique<CudnnConvRunner>(device, *gpu->allocator, config_.allowTf32);
     gpu->runStart = std::make_unique<CudaEvent>(device, /*timing=*/true);
     gpus_.push_back(std::move(gpu));
   }
@@ -153,6 +155,13 @@ void CudaExecutor::planSteps() {
     for (const Value* input : step.inputs) extend(input, issueIndex.at(&root));
     if (!root.device().isCuda()) continue;
     if (step.kind == StepKind::Gemm) gemms_[&root] = describeGemm(step);
+    if (step.kind == StepKind::Conv) {
+      CudnnConv& conv = convs_[&root] = {root.layerName(), cudnnConvGeometry(root)};
+      if (builtWithCudnn() && !conv.geometry.viaCudnn() && config_.note)
+        config_.note(fmt::format("layer '{}' ({}) runs as its generated kernel, not cuDNN: {}",
+                                 root.layerName(), opName(root.kind),
+                                 *conv.geometry.generatedBecause));
+    }
     if (step.kind == StepKind::View) {
       const Value* base = root.operands[0];
       if (auto outer = viewBase_.find(base); outer != viewBase_.end()) base = outer->second;
@@ -176,6 +185,11 @@ void CudaExecutor::checkInputIndices(const std::map<std::string, Tensor>& inputs
 
 const CudaGemmRunner::Stats& CudaExecutor::gemmStats(int gpu) const {
   return gpus_.at(static_cast<size_t>(gpu))->gemm->stats();
+}
+
+const CudnnConvRunner::Stats* CudaExecutor::cudnnConvStats(int gpu) const {
+  const Gpu& found = *gpus_.at(static_cast<size_t>(gpu));
+  return found.conv ? &found.conv->stats() : nullptr;
 }
 
 MemoryStats CudaExecutor::memoryStats(const Device& device) const {

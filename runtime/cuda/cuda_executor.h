@@ -12,6 +12,10 @@
 //     activation as cuBLASLt's epilogue, not as a separate kernel; where cuBLASLt has no
 //     algorithm with that epilogue, the plain GEMM and then the step's generated epilogue
 //     kernel, in place on the result;
+//   - Conv (conv2d, conv_transpose2d): one cuDNN call (runtime/cuda/cuda_cudnn_conv.h), after
+//     the bias is copied into the result; the step's generated kernel where cuDNN does not take
+//     the convolution (an asymmetric padding: runtime/cuda/cudnn_conv_geometry.h, said in a
+//     note when the executor is made) or has no engine for it, and in builds without cuDNN;
 //   - Copy: host<->device through each copy stream's double-buffered pinned staging, its
 //     host memcpys on the stream's own staging thread (runtime/cuda/cuda_staging.h);
 //     device<->device by cudaMemcpyPeerAsync where the two GPUs can access each other's
@@ -64,6 +68,7 @@
 #include "ir/graph.h"
 #include "ir/kernel_steps.h"
 #include "runtime/caching_allocator.h"
+#include "runtime/cuda/cuda_cudnn_conv.h"
 #include "runtime/cuda/cuda_gemm.h"
 #include "runtime/cuda/cuda_kernels.h"
 #include "runtime/cuda/cuda_platform.h"
@@ -119,6 +124,8 @@ class CudaExecutor {
   const KernelCacheStats& kernelCacheStats() const { return config_.cache.stats(); }
   // cuBLASLt plans made and calls run without their epilogue, on cuda:i.
   const CudaGemmRunner::Stats& gemmStats(int gpu) const;
+  // cuDNN's convolution plans and calls on cuda:i; null in a build without cuDNN.
+  const CudnnConvRunner::Stats* cudnnConvStats(int gpu) const;
   // Whether copies from GPU `from` to GPU `to` (CUDA numbering) go peer to peer.
   bool peerToPeer(int from, int to) const { return peers_.count({from, to}) > 0; }
 
@@ -151,6 +158,7 @@ class CudaExecutor {
   MemoryPlan plan_;
   KernelSteps steps_;
   std::map<const Op*, CudaGemm> gemms_;            // by a GPU Gemm step's root
+  std::map<const Op*, CudnnConv> convs_;           // by a GPU Conv step's root
   std::map<const Value*, const Value*> viewBase_;  // a GPU view -> the value owning its bytes
   std::vector<IndexCheck> indexChecks_;            // of every GPU op with data indices
   CudaProgram program_;

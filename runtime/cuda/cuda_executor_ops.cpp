@@ -185,7 +185,18 @@ void CudaExecutor::execute(RunState& state, size_t index, Live& result) {
       }
       return;
     }
-    case StepKind::Conv:  // no cuDNN call yet: the generated direct convolution
+    case StepKind::Conv: {
+      // cuDNN where it takes the convolution and has an engine for it, else the generated one.
+      const Op& op = *step.root();
+      const CudnnConv& conv = convs_.at(&op);
+      CudnnConvRunner* cudnn = gpus_.at(op.device().index)->conv.get();
+      const void* bias = conv.geometry.bias ? liveOf(state, op.operands[2]).device : nullptr;
+      if (cudnn && conv.geometry.viaCudnn() &&
+          cudnn->run(conv, liveOf(state, op.operands[0]).device,
+                     liveOf(state, op.operands[1]).device, bias, result.device, stream.get()))
+        return;
+      [[fallthrough]];
+    }
     case StepKind::Generated: {
       checkIndicesOnDevice(state, step, stream);
       const CudaKernelLaunch& launch = program_.kernels.at(step.root());

@@ -7,19 +7,21 @@
 #include <set>
 #include <vector>
 
+#include "runtime/cuda/cuda_cudnn_conv.h"
 #include "runtime/cuda/cuda_executor.h"
 #include "runtime/cuda/cuda_gemm.h"
 #include "runtime/cuda/cuda_stream.h"
 
 namespace gxc {
 
-// One GPU of the run (cuda:i): its CUDA device, memory, cuBLASLt, and the timing events
-// that bracket a run on it.
+// One GPU of the run (cuda:i): its CUDA device, memory, cuBLASLt, cuDNN (null in a build
+// without it), and the timing events that bracket a run on it.
 struct CudaExecutor::Gpu {
   int cudaDevice;
   std::unique_ptr<CachingAllocator> allocator;
   CachingAllocator::Block arena;  // the activations' arena (allocateArena), from the first run
   std::unique_ptr<CudaGemmRunner> gemm;
+  std::unique_ptr<CudnnConvRunner> conv;  // after the allocator: its workspaces go back to it
   std::unique_ptr<CudaEvent> runStart;
 };
 

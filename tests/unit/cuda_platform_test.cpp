@@ -1,5 +1,5 @@
 // The cuda platform end to end on a real GPU, against the host reference interpreter: every
-// op fixture (tests/fixtures/ops.json) as codegen's kernel, cuBLASLt or a view; the fused
+// op fixture (tests/fixtures/ops.json) as codegen's kernel, cuBLASLt, cuDNN or a view; the fused
 // models (fused GEMM epilogues through cuBLASLt, fused elementwise and row kernels); and
 // indices out of range refused with the host's messages, whether they come straight from an
 // input or were computed on the GPU. Skipped, visibly, where there is no GPU.
@@ -79,6 +79,13 @@ TEST_P(CudaPlatformFixtureTest, MatchesTheReference) {
     const Shape& a = c.inputs.at(0).shape;
     bool transposed = c.attrs.value("transpose_a", false);
     tolerance = gputol::gemmTolerance(want.dtype(), transposed ? a[a.size() - 2] : a.back());
+  }
+  if (c.op == "conv2d" || c.op == "conv_transpose2d") {  // cuDNN, or the generated kernel
+    const Shape& w = c.inputs.at(1).shape;               // [., in / groups or out / groups, kh, kw]
+    int64_t groups = c.attrs.value("groups", 1);
+    int64_t perGroup = c.op == "conv2d" ? w[1] : w[0] / groups;
+    tolerance =
+        std::max(tolerance, gputol::cudnnConvTolerance(want.dtype(), perGroup * w[2] * w[3]));
   }
   for (int64_t i = 0; i < want.numel(); ++i) {
     if (isInteger(want.dtype())) {

@@ -6,6 +6,7 @@
 // cuBLASLt, a library, which fuses its multiply-adds whatever NVRTC is told.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -48,6 +49,15 @@ inline double gemmTolerance(DType dtype, int64_t k) {
   return accumulate;
 }
 
+// Normwise, for a convolution by cuDNN: each output is a dot product of k = in_channels / groups
+// * kh * kw terms, as a GEMM's; f16 and bf16 round the bias to the output type before the
+// convolution accumulates onto it (runtime/cuda/cuda_cudnn_conv.h): one more rounding.
+inline double cudnnConvTolerance(DType dtype, int64_t k) {
+  if (dtype == DType::F16) return gemmTolerance(dtype, k) + 2 * kF16Roundoff;
+  if (dtype == DType::BF16) return gemmTolerance(dtype, k) + 2 * kBf16Roundoff;
+  return gemmTolerance(dtype, k);
+}
+
 // GXC_ALLOW_TF32=1: each input is rounded to TF32 first, so each product is off by up to 2·2^-11
 // relatively, and the sum of k of them by 2^-10·Σ|a_i b_i|: as above, about sqrt(k)·2^-10
 // normwise, on top of the f32 accumulation.
@@ -69,6 +79,12 @@ inline double graphTolerance(const Graph& graph) {
       bool transposed = first.attrs.getBool("transpose_a", false);
       int64_t k = transposed ? a.shape[a.rank() - 2] : a.shape.back();
       total += 1.2 * gemmTolerance(first.result->type.dtype, k);
+    } else if (step.kind == StepKind::Conv) {  // cuDNN's bound covers the generated kernel's
+      const Shape& w = first.operands[1]->type.shape;
+      int64_t groups = first.attrs.getInt("groups", 1);
+      int64_t perGroup = first.kind == OpKind::Conv2d ? w[1] : w[0] / groups;
+      total += std::max(generatedKernelTolerance(first.result->type.dtype),
+                        1.2 * cudnnConvTolerance(first.result->type.dtype, perGroup * w[2] * w[3]));
     } else if (step.kind == StepKind::Generated) {
       total += generatedKernelTolerance(step.root()->result->type.dtype);
     }

@@ -68,8 +68,10 @@ std::string workText(const KernelStep& step, const std::map<const Op*, std::stri
     case StepKind::Generated:
       return fmt::format("kernel {} ({}{})", kernels.at(&root), group, opNames(step));
     case StepKind::Conv:
-      return fmt::format("oneDNN {} on cpu and sim, kernel {} on cuda", opName(root.kind),
-                         kernels.at(&root));
+      return fmt::format(
+          "oneDNN {} on cpu and sim, cuDNN on cuda (kernel {} where cuDNN does not "
+          "take it)",
+          opName(root.kind), kernels.at(&root));
   }
   return "";
 }
