@@ -171,109 +171,111 @@ KernelBody rowKernel(const KernelStep& step, const Op& anchor, const KernelArgs&
         rowLoop(layout, read, fmt::format("acc = gxc_fold_i64(acc, {}, {});", load, integerFold)) +
         fmt::format("    acc = gxc_block_fold_i64(acc, {});\n", integerFold);
     anchorValue = "acc";
-  }
-  switch (integerFold >= 0 ? OpKind::Param : anchor.kind) {
-    case OpKind::Param:  // the integer reductions, above
-      break;
-    case OpKind::Sum:
-    case OpKind::Mean:
-      layout = reductionLayout(anchor);
-      stats = "    double acc = 0.0;\n" + rowLoop(layout, read, "acc += (double)" + load + ";") +
-              "    acc = gxc_block_sum(acc);\n";
-      anchorValue = anchor.kind == OpKind::Sum
-                        ? fmt::format("({})acc", real)
-                        : fmt::format("({})(acc / {}.0)", real, layout.length);
-      break;
-    case OpKind::Max:
-      layout = reductionLayout(anchor);
-      stats = "    " + real + " m = gxc_neg_inf();\n" +
-              rowLoop(layout, read, "m = gxc_max(m, " + load + ");") +
-              "    m = gxc_block_max(m);\n";
-      anchorValue = "m";
-      break;
-    case OpKind::Min:
-      layout = reductionLayout(anchor);
-      stats = "    " + real + " m = -gxc_neg_inf();\n" +
-              rowLoop(layout, read, "m = gxc_min(m, " + load + ");") +
-              "    m = gxc_block_min(m);\n";
-      anchorValue = "m";
-      break;
-    case OpKind::Prod:
-      layout = reductionLayout(anchor);
-      stats = "    double acc = 1.0;\n" + rowLoop(layout, read, "acc *= (double)" + load + ";") +
-              "    acc = gxc_block_prod(acc);\n";
-      anchorValue = fmt::format("({})acc", real);
-      break;
-    case OpKind::Argmax:
-    case OpKind::Argmin: {
-      layout = reductionLayout(anchor);
-      // k runs upwards in each thread, so a thread keeps its first best; gxc_block_arg then
-      // prefers the lower index among the threads' equals.
-      std::string largest = anchor.kind == OpKind::Argmax ? "true" : "false";
-      stats = fmt::format("    {} best = {};\n    gxc_i64 best_k = -1;\n", real, zero) +
-              rowLoop(layout, read,
-                      fmt::format("{{ const {} v = {}; if (gxc_arg_better(v, k, best, best_k, "
-                                  "{})) {{ best = v; best_k = k; }} }}",
-                                  real, load, largest)) +
-              fmt::format("    best_k = gxc_block_arg(best, best_k, {});\n", largest);
-      break;
+  } else {
+    switch (anchor.kind) {
+      case OpKind::Sum:
+      case OpKind::Mean:
+        layout = reductionLayout(anchor);
+        stats = "    double acc = 0.0;\n" + rowLoop(layout, read, "acc += (double)" + load + ";") +
+                "    acc = gxc_block_sum(acc);\n";
+        anchorValue = anchor.kind == OpKind::Sum
+                          ? fmt::format("({})acc", real)
+                          : fmt::format("({})(acc / {}.0)", real, layout.length);
+        break;
+      case OpKind::Max:
+        layout = reductionLayout(anchor);
+        stats = "    " + real + " m = gxc_neg_inf();\n" +
+                rowLoop(layout, read, "m = gxc_max(m, " + load + ");") +
+                "    m = gxc_block_max(m);\n";
+        anchorValue = "m";
+        break;
+      case OpKind::Min:
+        layout = reductionLayout(anchor);
+        stats = "    " + real + " m = -gxc_neg_inf();\n" +
+                rowLoop(layout, read, "m = gxc_min(m, " + load + ");") +
+                "    m = gxc_block_min(m);\n";
+        anchorValue = "m";
+        break;
+      case OpKind::Prod:
+        layout = reductionLayout(anchor);
+        stats = "    double acc = 1.0;\n" + rowLoop(layout, read, "acc *= (double)" + load + ";") +
+                "    acc = gxc_block_prod(acc);\n";
+        anchorValue = fmt::format("({})acc", real);
+        break;
+      case OpKind::Argmax:
+      case OpKind::Argmin: {
+        layout = reductionLayout(anchor);
+        // k runs upwards in each thread, so a thread keeps its first best; gxc_block_arg then
+        // prefers the lower index among the threads' equals.
+        std::string largest = anchor.kind == OpKind::Argmax ? "true" : "false";
+        stats = fmt::format("    {} best = {};\n    gxc_i64 best_k = -1;\n", real, zero) +
+                rowLoop(layout, read,
+                        fmt::format("{{ const {} v = {}; if (gxc_arg_better(v, k, best, best_k, "
+                                    "{})) {{ best = v; best_k = k; }} }}",
+                                    real, load, largest)) +
+                fmt::format("    best_k = gxc_block_arg(best, best_k, {});\n", largest);
+        break;
+      }
+      case OpKind::Logsumexp:
+        layout = reductionLayout(anchor);
+        // torch's: the max subtracted for stability, unless it is infinite (a row of -inf is
+        // -inf, not NaN).
+        stats = "    " + real + " m = gxc_neg_inf();\n" +
+                rowLoop(layout, read, "m = gxc_max(m, " + load + ");") +
+                "    m = gxc_block_max(m);\n" +
+                fmt::format(
+                    "    const {} shift = (m == gxc_neg_inf() || m == -gxc_neg_inf()) ? {} : m;\n",
+                    real, zero) +
+                "    double s = 0.0;\n" +
+                rowLoop(layout, read, "s += exp((double)(" + load + " - shift));") +
+                "    s = gxc_block_sum(s);\n";
+        anchorValue = fmt::format("({})(log(s) + (double)shift)", real);
+        break;
+      case OpKind::Var:
+      case OpKind::Std: {
+        layout = reductionLayout(anchor);
+        // torch.var: over max(0, n - correction), inf or NaN when that is 0.
+        int64_t divisor =
+            std::max<int64_t>(0, layout.length - anchor.attrs.getInt("correction", 1));
+        stats = "    double s = 0.0;\n" + rowLoop(layout, read, "s += (double)" + load + ";") +
+                fmt::format("    const double mean = gxc_block_sum(s) / {}.0;\n", layout.length) +
+                "    double q = 0.0;\n" +
+                rowLoop(layout, read, "const double d = (double)" + load + " - mean; q += d * d;") +
+                fmt::format("    const double var = gxc_block_sum(q) / {}.0;\n", divisor);
+        anchorValue =
+            fmt::format("({})({})", real, anchor.kind == OpKind::Var ? "var" : "sqrt(var)");
+        break;
+      }
+      case OpKind::Softmax:
+      case OpKind::LogSoftmax: {
+        int64_t axis = *normalizeAxis(anchor.attrs.getInt("axis", -1), x->type.rank());
+        layout = axisLayout(anchor, axis);
+        // The max is subtracted so that exp cannot overflow; the result is the same.
+        stats = "    " + real + " m = gxc_neg_inf();\n" +
+                rowLoop(layout, read, "m = gxc_max(m, " + load + ");") +
+                "    m = gxc_block_max(m);\n    double s = 0.0;\n" +
+                rowLoop(layout, read, "s += (double)" + exp + "(" + load + " - m);") +
+                "    s = gxc_block_sum(s);\n";
+        anchorValue = anchor.kind == OpKind::Softmax
+                          ? fmt::format("({}(xk - m) / ({})s)", exp, real)
+                          : fmt::format("((xk - m) - ({})log(s))", real);
+        perElement = true;
+        break;
+      }
+      case OpKind::LayerNorm:
+      case OpKind::RmsNorm:
+      case OpKind::GroupNorm: {
+        RowStats norm = normRowStats(anchor, read, args);
+        layout = norm.layout;
+        stats = norm.stats;
+        anchorValue = norm.anchorValue;
+        perElement = true;
+        break;
+      }
+      default:
+        GXC_CHECK(false, "layer '{}': {} is not a row kernel's anchor", anchor.layerName(),
+                  opName(anchor.kind));
     }
-    case OpKind::Logsumexp:
-      layout = reductionLayout(anchor);
-      // torch's: the max subtracted for stability, unless it is infinite (a row of -inf is
-      // -inf, not NaN).
-      stats = "    " + real + " m = gxc_neg_inf();\n" +
-              rowLoop(layout, read, "m = gxc_max(m, " + load + ");") +
-              "    m = gxc_block_max(m);\n" +
-              fmt::format(
-                  "    const {} shift = (m == gxc_neg_inf() || m == -gxc_neg_inf()) ? {} : m;\n",
-                  real, zero) +
-              "    double s = 0.0;\n" +
-              rowLoop(layout, read, "s += exp((double)(" + load + " - shift));") +
-              "    s = gxc_block_sum(s);\n";
-      anchorValue = fmt::format("({})(log(s) + (double)shift)", real);
-      break;
-    case OpKind::Var:
-    case OpKind::Std: {
-      layout = reductionLayout(anchor);
-      // torch.var: over max(0, n - correction), inf or NaN when that is 0.
-      int64_t divisor = std::max<int64_t>(0, layout.length - anchor.attrs.getInt("correction", 1));
-      stats = "    double s = 0.0;\n" + rowLoop(layout, read, "s += (double)" + load + ";") +
-              fmt::format("    const double mean = gxc_block_sum(s) / {}.0;\n", layout.length) +
-              "    double q = 0.0;\n" +
-              rowLoop(layout, read, "const double d = (double)" + load + " - mean; q += d * d;") +
-              fmt::format("    const double var = gxc_block_sum(q) / {}.0;\n", divisor);
-      anchorValue = fmt::format("({})({})", real, anchor.kind == OpKind::Var ? "var" : "sqrt(var)");
-      break;
-    }
-    case OpKind::Softmax:
-    case OpKind::LogSoftmax: {
-      int64_t axis = *normalizeAxis(anchor.attrs.getInt("axis", -1), x->type.rank());
-      layout = axisLayout(anchor, axis);
-      // The max is subtracted so that exp cannot overflow; the result is the same.
-      stats = "    " + real + " m = gxc_neg_inf();\n" +
-              rowLoop(layout, read, "m = gxc_max(m, " + load + ");") +
-              "    m = gxc_block_max(m);\n    double s = 0.0;\n" +
-              rowLoop(layout, read, "s += (double)" + exp + "(" + load + " - m);") +
-              "    s = gxc_block_sum(s);\n";
-      anchorValue = anchor.kind == OpKind::Softmax ? fmt::format("({}(xk - m) / ({})s)", exp, real)
-                                                   : fmt::format("((xk - m) - ({})log(s))", real);
-      perElement = true;
-      break;
-    }
-    case OpKind::LayerNorm:
-    case OpKind::RmsNorm:
-    case OpKind::GroupNorm: {
-      RowStats norm = normRowStats(anchor, read, args);
-      layout = norm.layout;
-      stats = norm.stats;
-      anchorValue = norm.anchorValue;
-      perElement = true;
-      break;
-    }
-    default:
-      GXC_CHECK(false, "layer '{}': {} is not a row kernel's anchor", anchor.layerName(),
-                opName(anchor.kind));
   }
 
   std::string body =
