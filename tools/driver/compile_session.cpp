@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <filesystem>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -12,6 +13,12 @@
 namespace gxc {
 
 CompiledModel compileModel(const CompileOptions& options, CompileFor purpose, std::ostream& notes) {
+  // Before the file is read as YAML, whose parser would only say it is not YAML.
+  if (std::filesystem::path(options.modelPath).extension() == ".onnx")
+    usageError(
+        "{}: ONNX models are not read yet by this version; write the model in gxc's "
+        "YAML (docs/model-format.md)",
+        options.modelPath);
   CompiledModel compiled;
   if (!options.simGpus.empty()) compiled.sim = parseSimGpusOption(options.simGpus);
   compiled.devices =
