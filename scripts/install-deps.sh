@@ -4,7 +4,8 @@ set -euo pipefail
 
 # graphviz: `dot`, which draws what `gxc compile --emit dot` writes (the README's picture).
 packages=(cmake g++ make python3 libyaml-cpp-dev libgtest-dev libcli11-dev libfmt-dev
-          nlohmann-json3-dev libopenblas-dev libdnnl-dev llvm-14-tools graphviz)
+          nlohmann-json3-dev libopenblas-dev libdnnl-dev libonnx-dev libprotobuf-dev llvm-14-tools
+          graphviz)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||

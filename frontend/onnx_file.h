@@ -1,0 +1,49 @@
+// Reading an ONNX model file with ONNX's own protobuf schema (libonnx's onnx_proto): the
+// ModelProto, the opset of its default domain, and its initializers and constants as host
+// tensors, whether their bytes are in raw_data, in the typed fields, or in external data files
+// beside the model (how models over protobuf's 2 GB limit are saved).
+//
+// Every malformed file is refused with a model error located at the file (and naming the
+// tensor at fault): a file that is not a ModelProto, an opset outside the supported range, an
+// element type gxc has no dtype for, data of the wrong size, and an external data path that
+// leaves the model's folder (an absolute path, `..`, or a link pointing out), which a model
+// from elsewhere must not be able to make gxc read.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <onnx/onnx_pb.h>
+
+#include "ir/dtype.h"
+#include "tensor/tensor.h"
+
+namespace gxc {
+
+// The opsets of the default domain gxc reads: 13 (the first with the current Split, Squeeze,
+// ReduceSum forms taking their axes as inputs) to the newest it is tested against.
+constexpr int64_t kOldestOnnxOpset = 13;
+constexpr int64_t kNewestOnnxOpset = 28;
+
+struct OnnxModel {
+  std::string path;                 // as given: messages name it
+  std::filesystem::path directory;  // external data files are found here, and only here
+  onnx::ModelProto proto;
+  int64_t opset = 0;  // of the default domain ("" or "ai.onnx")
+};
+
+OnnxModel readOnnxModel(const std::string& path);
+
+// gxc's dtype for an ONNX element type (TensorProto.DataType), if it has one.
+std::optional<DType> dtypeFromOnnx(int32_t elemType);
+// The ONNX name of an element type, for messages: "FLOAT", "UINT8", ...
+std::string onnxTypeName(int32_t elemType);
+
+// The tensor's elements; `what` names it in messages ("initializer 'fc.weight'").
+Tensor readOnnxTensor(const onnx::TensorProto& tensor, const OnnxModel& model,
+                      std::string_view what);
+
+}  // namespace gxc

@@ -1,0 +1,108 @@
+// Reading ONNX files (frontend/onnx_file.h), on the files tests/fixtures/make_onnx_file_fixtures.py
+// writes with the onnx package: every way a tensor's bytes are stored gives the arrays NumPy
+// saved beside them, and every malformed file is one model error naming the file and what is
+// wrong, external data that leaves the model's folder included.
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "frontend/onnx_file.h"
+#include "ir/diagnostic.h"
+#include "tensor/npy.h"
+
+namespace gxc {
+namespace {
+
+std::string fixture(const std::string& name) {
+  return std::string(GXC_FIXTURE_DIR) + "/onnx/" + name;
+}
+
+std::map<std::string, Tensor> initializers(const std::string& file) {
+  OnnxModel model = readOnnxModel(fixture(file));
+  EXPECT_EQ(model.opset, 17);
+  std::map<std::string, Tensor> tensors;
+  for (const onnx::TensorProto& t : model.proto.graph().initializer())
+    tensors[t.name()] = readOnnxTensor(t, model, "initializer '" + t.name() + "'");
+  return tensors;
+}
+
+void expectSameBytes(const Tensor& actual, const Tensor& expected, const std::string& what) {
+  ASSERT_EQ(actual.dtype(), expected.dtype()) << what;
+  ASSERT_EQ(actual.shape(), expected.shape()) << what;
+  EXPECT_EQ(std::memcmp(actual.data(), expected.data(), expected.nbytes()), 0) << what;
+}
+
+// The model error a file gives, or "" if it reads.
+std::string errorOf(const std::string& path) {
+  try {
+    OnnxModel model = readOnnxModel(path);
+    for (const onnx::TensorProto& t : model.proto.graph().initializer())
+      readOnnxTensor(t, model, "initializer '" + t.name() + "'");
+  } catch (const Error& error) {
+    EXPECT_EQ(error.kind(), ErrorKind::Model);
+    EXPECT_EQ(error.loc().file, path);
+    return error.message();
+  }
+  return "";
+}
+
+TEST(OnnxFileTest, RawDataAndTypedFieldsGiveNumPysArrays) {
+  for (const char* file : {"raw_data.onnx", "typed_fields.onnx"}) {
+    std::map<std::string, Tensor> tensors = initializers(file);
+    ASSERT_EQ(tensors.size(), 5u) << file;
+    for (const char* name : {"w", "ids", "half", "mask", "dbl"})
+      expectSameBytes(tensors.at(name), readNpy(fixture(std::string("expected_") + name + ".npy")),
+                      std::string(file) + ": " + name);
+    // i64 beyond 2^53 and an f64 f32 would round: copied, never converted through float.
+    EXPECT_EQ(tensors.at("ids").as<int64_t>()[3], int64_t{1} << 40);
+    EXPECT_EQ(tensors.at("dbl").as<double>()[0], 1.0 + std::ldexp(1.0, -40));
+  }
+}
+
+TEST(OnnxFileTest, ExternalDataIsReadFromBesideTheModel) {
+  std::map<std::string, Tensor> tensors = initializers("external.onnx");
+  expectSameBytes(tensors.at("w"), readNpy(fixture("expected_w.npy")), "w");
+  expectSameBytes(tensors.at("ids"), readNpy(fixture("expected_ids.npy")), "ids");
+}
+
+TEST(OnnxFileTest, MalformedFilesAreOneModelErrorEach) {
+  struct Case {
+    const char* file;
+    const char* message;
+  };
+  for (const Case& c : {
+           Case{"not_a_model.onnx", "does not parse as an onnx.ModelProto"},
+           Case{"opset11.onnx", "opset 11 is older than 13"},
+           Case{"uint8.onnx", "initializer 'u8': UINT8 tensors are not supported"},
+           Case{"raw_data_short.onnx", "raw_data holds 44 bytes, its dtype and shape need 48"},
+           Case{"external_dotdot.onnx", "'../outside.bin' leaves the model's folder"},
+           Case{"external_absolute.onnx", "'/etc/passwd' must be a path relative"},
+           Case{"external_short.onnx", "ends before bytes"},
+           Case{"external_wrong_length.onnx", "external data length 52 is not the 48 bytes"},
+           Case{"missing.onnx", "cannot open"},
+       }) {
+    std::string message = errorOf(fixture(c.file));
+    EXPECT_NE(message.find(c.message), std::string::npos) << c.file << ": " << message;
+  }
+}
+
+// A link inside the model's folder that points out of it is refused as `..` is.
+TEST(OnnxFileTest, ExternalDataThroughALinkOutOfTheFolderIsRefused) {
+  namespace fs = std::filesystem;
+  fs::path root =
+      fs::temp_directory_path() / ("gxc-onnx-" + std::to_string(std::random_device{}()));
+  fs::create_directories(root / "model" / "data");
+  fs::copy_file(fixture("external.onnx"), root / "model" / "external.onnx");
+  fs::copy_file(fixture("data/weights.bin"), root / "secret.bin");
+  fs::create_symlink(root / "secret.bin", root / "model" / "data" / "weights.bin");
+  std::string message = errorOf((root / "model" / "external.onnx").string());
+  EXPECT_NE(message.find("leads out of the model's folder"), std::string::npos) << message;
+  fs::remove_all(root);
+}
+
+}  // namespace
+}  // namespace gxc
