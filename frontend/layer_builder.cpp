@@ -42,6 +42,8 @@ std::pair<int, int> modelInputCount(OpKind kind, bool hasScalar) {
       return {1, 3};
     case OpKind::BatchNorm:
       return {1, 5};
+    case OpKind::RmsNorm:
+      return {1, 2};
     default:
       return {1, 1};
   }
@@ -115,7 +117,7 @@ void checkAttrValue(const YamlReader& reader, const YAML::Node& node, const std:
 
 bool takesWeightInputs(OpKind kind) {
   return kind == OpKind::Conv2d || kind == OpKind::ConvTranspose2d || kind == OpKind::LayerNorm ||
-         kind == OpKind::BatchNorm;
+         kind == OpKind::BatchNorm || kind == OpKind::RmsNorm;
 }
 
 // With its weights as inputs, how many inputs such a layer has: x and the params it would
@@ -123,11 +125,13 @@ bool takesWeightInputs(OpKind kind) {
 size_t weightInputCount(OpKind kind, const Attrs& attrs) {
   if (kind == OpKind::BatchNorm) return attrs.getBool("affine", true) ? 5 : 3;
   if (kind == OpKind::LayerNorm) return 3;
+  if (kind == OpKind::RmsNorm) return 2;
   return attrs.getBool("bias", true) ? 3 : 2;
 }
 
 const char* weightOrder(OpKind kind) {
   if (kind == OpKind::BatchNorm) return " (running_mean, running_var, weight, bias)";
+  if (kind == OpKind::RmsNorm) return " (weight)";
   return " (weight, bias)";
 }
 

@@ -104,10 +104,13 @@ std::vector<Value*> ModelBuilder::createdParams(const YAML::Node& layer, OpKind 
   } else if (weightKey(kind) && layer[weightKey(kind)]) {
     const char* key = weightKey(kind);
     std::string weight = reader_.name(layer[key], key);
-    if (!paramNames_.count(weight))
-      reader_.fail(layer[key], "layer '{}': {} '{}' must name a param declared before it", name,
-                   key, weight);
-    params.push_back(graph_->find(weight));
+    // A param, or (format 1.1) any value defined before the layer: an imported ONNX loss
+    // reads its class weights from a graph input.
+    Value* value = graph_->find(weight);
+    if (!value)
+      reader_.fail(layer[key], "layer '{}': {} '{}' must name a param or a value defined before it",
+                   name, key, weight);
+    params.push_back(value);
   }
   return params;
 }

@@ -23,9 +23,11 @@
 
 namespace gxc {
 
-// The opsets of the default domain gxc reads: 13 (the first with the current Split, Squeeze,
-// ReduceSum forms taking their axes as inputs) to the newest it is tested against.
-constexpr int64_t kOldestOnnxOpset = 13;
+// The opsets of the default domain gxc reads: 7 (the first where every elementwise op
+// broadcasts as NumPy does) to the newest it is tested against. The translators read each op
+// in the form of the model's opset (axes as attributes before 13, Softmax's 2-D coercion
+// before 13, ...); an attribute of an older form they do not know is refused, never ignored.
+constexpr int64_t kOldestOnnxOpset = 7;
 constexpr int64_t kNewestOnnxOpset = 28;
 
 struct OnnxModel {

@@ -132,8 +132,7 @@ std::optional<Tensor> foldMovement(OnnxNode& node, const std::vector<const Tenso
       for (int64_t d = 0; d < axis; ++d) outer *= x.shape()[static_cast<size_t>(d)];
       shape = {outer, outer ? x.numel() / outer : 0};
     } else {
-      std::vector<int64_t> axes =
-          node.hasInput(1) ? node.constantInts(1, "axes") : std::vector<int64_t>{};
+      std::vector<int64_t> axes = node.intsOf("axes", 1).value_or(std::vector<int64_t>{});
       const int64_t rank = x.rank() + (op == "Unsqueeze" ? static_cast<int64_t>(axes.size()) : 0);
       for (int64_t& a : axes) a = normalizedAxis(node, a, rank);
       if (op == "Unsqueeze") {
@@ -188,11 +187,10 @@ std::optional<Tensor> foldMovement(OnnxNode& node, const std::vector<const Tenso
     });
   }
   if (op == "Slice") {
-    std::vector<int64_t> starts = node.constantInts(1, "starts"),
-                         ends = node.constantInts(2, "ends");
+    std::vector<int64_t> starts = *node.intsOf("starts", 1), ends = *node.intsOf("ends", 2);
     std::vector<int64_t> axes(starts.size()), steps(starts.size(), 1);
     for (size_t k = 0; k < axes.size(); ++k) axes[k] = static_cast<int64_t>(k);
-    if (node.hasInput(3)) axes = node.constantInts(3, "axes");
+    if (auto given = node.intsOf("axes", 3)) axes = *given;
     if (node.hasInput(4)) steps = node.constantInts(4, "steps");
     std::vector<int64_t> begin(x.shape().size(), 0), step(x.shape().size(), 1);
     Shape shape = x.shape();
@@ -338,13 +336,6 @@ bool foldOnnxNode(OnnxNode& node) {
     node.setOutputConstant(0, intTensor(dims, {static_cast<int64_t>(dims.size())}));
     return true;
   }
-  std::vector<const Tensor*> inputs;
-  for (size_t i = 0; i < node.inputCount(); ++i) {
-    if (!node.hasInput(i)) continue;
-    const Tensor* value = node.constant(i);
-    if (!value) return false;
-    inputs.push_back(value);
-  }
   if (op == "ConstantOfShape") {
     std::vector<int64_t> dims = node.constantInts(0, "shape");
     std::optional<Tensor> value = node.tensorAttr("value");
@@ -356,18 +347,26 @@ bool foldOnnxNode(OnnxNode& node) {
     return true;
   }
   if (op == "Range") {
-    double start = inputs[0]->loadDouble(0), limit = inputs[1]->loadDouble(0),
-           delta = inputs[2]->loadDouble(0);
+    const Tensor* first = node.setting(0, "start");
+    double start = node.settingScalar(0, "start"), limit = node.settingScalar(1, "limit"),
+           delta = node.settingScalar(2, "delta");
     if (delta == 0) node.fail("a delta of 0");
     auto count = static_cast<int64_t>(std::max(0.0, std::ceil((limit - start) / delta)));
-    Tensor out(inputs[0]->dtype(), {count});
+    Tensor out(first->dtype(), {count});
     for (int64_t i = 0; i < count; ++i)
       if (isIntegral(out.dtype()))
-        out.storeInt(i, inputs[0]->loadInt(0) + i * inputs[2]->loadInt(0));
+        out.storeInt(i, first->loadInt(0) + i * node.setting(2, "delta")->loadInt(0));
       else
         out.storeDouble(i, start + static_cast<double>(i) * delta);
     node.setOutputConstant(0, std::move(out));
     return true;
+  }
+  std::vector<const Tensor*> inputs;
+  for (size_t i = 0; i < node.inputCount(); ++i) {
+    if (!node.hasInput(i)) continue;
+    const Tensor* value = node.constant(i);
+    if (!value) return false;
+    inputs.push_back(value);
   }
   if (inputs.empty() || node.outputCount() != 1) return false;
   std::optional<Tensor> out = foldMovement(node, inputs);

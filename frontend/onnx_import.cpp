@@ -135,6 +135,7 @@ void OnnxImporter::refuseUnsupportedOps() const {
 }
 
 void OnnxImporter::declareInputs(YAML::Node& inputs) {
+  givenOnnxInputs_ = options_.givenInputs;
   std::map<std::string, GivenInput> given;
   std::set<std::string> fixedAxes;
   for (const onnx::ValueInfoProto& input : model_.proto.graph().input()) {
@@ -209,6 +210,12 @@ std::string OnnxImporter::paramFor(const std::string& onnxName, const OnnxConsta
                "'{}' is computed from the dynamic axes and read as a tensor: the imported model "
                "would hold this binding's numbers; import with --dim for every dynamic axis",
                onnxName);
+  for (int64_t dim : constant.tensor.shape())
+    if (dim == 0)
+      modelError(at,
+                 "'{}' has a 0-sized dim {}: such tensors are not supported (gxc shapes are "
+                 "positive)",
+                 onnxName, shapeString(constant.tensor.shape()));
   std::string name = uniqueName(onnxName);
   weights_->add(name, constant.tensor);
   YAML::Node spec;

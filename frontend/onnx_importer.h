@@ -55,6 +55,8 @@ class OnnxImporter {
   std::unordered_map<std::string, OnnxConstant> constants_;
   std::unordered_map<std::string, const onnx::TensorProto*> initializers_;
   std::set<std::string> usedNames_;
+  std::map<std::string, GivenInput> givenOnnxInputs_;      // the run's input files, by ONNX name
+  std::unordered_map<std::string, Tensor> settingInputs_;  // those read as settings
   std::set<std::string> graphOutputs_;
   bool hasDynamicAxes_ = false;
   size_t placeholders_ = 0;

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "frontend/onnx_importer.h"
+#include "tensor/npy.h"
 
 namespace gxc {
 
@@ -95,15 +96,30 @@ const Tensor* OnnxNode::constant(size_t i) const {
   return &importer_.constants_.emplace(name, OnnxConstant{std::move(tensor)}).first->second.tensor;
 }
 
+const Tensor* OnnxNode::setting(size_t i, const char* what) const {
+  if (const Tensor* value = constant(i)) return value;
+  const std::string name = hasInput(i) ? proto_.input(static_cast<int>(i)) : std::string();
+  // A graph input that settles a shape, axes or pads is bound by the run's file for it, as a
+  // symbolic dimension is: the model is lowered for those values.
+  auto given = importer_.givenOnnxInputs_.find(name);
+  if (given != importer_.givenOnnxInputs_.end()) {
+    auto read = importer_.settingInputs_.find(name);
+    if (read == importer_.settingInputs_.end())
+      read = importer_.settingInputs_.emplace(name, readNpy(given->second.file)).first;
+    return &read->second;
+  }
+  fail(
+      "its {} (input {}, '{}') must be known when the model is lowered: a constant, an "
+      "initializer, shape arithmetic, or a graph input given by --input; gxc does not take it "
+      "computed at run time",
+      what, i, name);
+}
+
 std::vector<int64_t> OnnxNode::constantInts(size_t i, const char* what) const {
-  const Tensor* value = constant(i);
-  if (!value)
-    fail(
-        "its {} (input {}, '{}') must be known at import: a constant, an initializer, or "
-        "computed from shapes; gxc does not take it computed at run time",
-        what, i, hasInput(i) ? proto_.input(static_cast<int>(i)) : std::string());
+  const Tensor* value = setting(i, what);
   const std::string& name = proto_.input(static_cast<int>(i));
-  if (importer_.forImport_ && importer_.constants_.at(name).fromDynamicAxes)
+  auto known = importer_.constants_.find(name);
+  if (importer_.forImport_ && known != importer_.constants_.end() && known->second.fromDynamicAxes)
     fail(
         "its {} depends on the dynamic axes, so the imported model would hold this binding's "
         "numbers: import with --dim for every dynamic axis",
@@ -113,6 +129,18 @@ std::vector<int64_t> OnnxNode::constantInts(size_t i, const char* what) const {
   std::vector<int64_t> ints(static_cast<size_t>(value->numel()));
   for (int64_t k = 0; k < value->numel(); ++k) ints[static_cast<size_t>(k)] = value->loadInt(k);
   return ints;
+}
+
+std::optional<std::vector<int64_t>> OnnxNode::intsOf(const char* name, size_t i) const {
+  if (hasAttr(name)) return intsAttr(name);
+  if (hasInput(i)) return constantInts(i, name);
+  return std::nullopt;
+}
+
+double OnnxNode::settingScalar(size_t i, const char* what) const {
+  const Tensor* value = setting(i, what);
+  if (value->numel() != 1) fail("its {} must be one number, got {} of them", what, value->numel());
+  return value->loadDouble(0);
 }
 
 std::optional<double> OnnxNode::constantScalar(size_t i) const {
@@ -142,6 +170,12 @@ std::string OnnxNode::use(size_t i) {
   if (gxc != importer_.gxcName_.end()) return gxc->second;
   GXC_CHECK(constant(i), "input '{}' has no value", name);
   return importer_.paramFor(name, importer_.constants_.at(name), loc());
+}
+
+std::string OnnxNode::useConstant(Tensor value, const char* what) {
+  std::string base = proto_.name().empty() ? proto_.output(0) : proto_.name();
+  return importer_.paramFor(fmt::format("{}.{}", base, what), OnnxConstant{std::move(value)},
+                            loc());
 }
 
 std::string OnnxNode::emit(const std::string& op, const std::vector<std::string>& inputs,

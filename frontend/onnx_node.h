@@ -51,11 +51,18 @@ class OnnxNode {
   TensorType inputType(size_t i) const;
   // Its value when known at import (an initializer, a Constant, folded shape arithmetic).
   const Tensor* constant(size_t i) const;
-  // A constant input read as integers (axes, shapes, pads); fails when it is not constant.
-  std::vector<int64_t> constantInts(size_t i, const char* what) const;
+  // An input that is a setting (axes, a shape, pads, a bound): a constant, or a graph input
+  // whose file the run gives; fails, naming `what`, otherwise.
+  const Tensor* setting(size_t i, const char* what) const;
+  std::vector<int64_t> constantInts(size_t i, const char* what) const;  // a setting's integers
+  double settingScalar(size_t i, const char* what) const;
+  // A setting that older opsets give as attribute `name` and newer ones as input i.
+  std::optional<std::vector<int64_t>> intsOf(const char* name, size_t i) const;
   std::optional<double> constantScalar(size_t i) const;  // a one-element constant's value
   // The gxc name of input i, for a layer's `inputs`: a constant becomes a param.
   std::string use(size_t i);
+  // A constant the translator made (indices it fixed), as a param named after the node.
+  std::string useConstant(Tensor value, const char* what);
 
   // Emits a layer (op and attributes) reading `inputs`; returns its name, which is the
   // node's own when `last`, else the node's with a suffix.

@@ -51,6 +51,14 @@ void translateBinary(OnnxNode& node) {
       {"And", {"logical_and", true}}, {"Or", {"logical_or", true}}};
   node.checkAttrs({});
   auto [op, commutative] = ops.at(node.opType());
+  DType a = node.inputType(0).dtype, b = node.inputType(1).dtype;
+  // ONNX divides integers truncating and raises them to integer powers; torch (whose
+  // semantics gxc has) divides them truly and computes pow in float.
+  if (node.opType() == "Div" && isIntegerDType(a))
+    node.fail("integer division (truncating) is not supported");
+  if (node.opType() == "Pow" && (isIntegerDType(a) || a != b))
+    node.fail("pow of {} by {} is not supported (gxc raises floats to floats of one dtype)",
+              dtypeName(a), dtypeName(b));
   binary(node, op, 0, 1, true, commutative);
 }
 
@@ -102,6 +110,34 @@ void translateUnary(OnnxNode& node) {
   node.emit(ops.at(node.opType()), {node.use(0)});
 }
 
+// Softmax and LogSoftmax: along one axis since opset 13; before, over the input seen as 2-D,
+// its dims before `axis` (default 1) against the rest.
+void translateSoftmax(OnnxNode& node) {
+  node.checkAttrs({"axis"});
+  const char* op = node.opType() == "Softmax" ? "softmax" : "log_softmax";
+  Shape x = node.inputType(0).shape;
+  const auto rank = static_cast<int64_t>(x.size());
+  int64_t axis = node.intAttr("axis", node.opset() >= 13 ? -1 : 1);
+  if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
+    node.fail("axis {} is out of range for rank {}", axis, rank);
+  if (axis < 0) axis += rank;
+  YAML::Node at = attrs();
+  if (node.opset() >= 13 || axis == rank - 1) {
+    at["axis"] = node.opset() >= 13 ? node.intAttr("axis", -1) : int64_t{-1};
+    node.emit(op, {node.use(0)}, at);
+    return;
+  }
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < rank; ++d) (d < axis ? outer : inner) *= x[static_cast<size_t>(d)];
+  YAML::Node flat = attrs(), back = attrs();
+  flat["shape"] = yamlInts({outer, inner});
+  back["shape"] = yamlInts(x);
+  at["axis"] = -1;
+  std::string matrix = node.emit("reshape", {node.use(0)}, flat, false);
+  std::string normalized = node.emit(op, {matrix}, at, false);
+  node.emit("reshape", {normalized}, back);
+}
+
 void translateActivation(OnnxNode& node) {
   const std::string& type = node.opType();
   YAML::Node at = attrs();
@@ -146,17 +182,23 @@ void translateActivation(OnnxNode& node) {
     std::string soft = node.emit("softplus", {node.use(0)}, attrs(), false);
     std::string tanh = node.emit("tanh", {soft}, attrs(), false);
     node.emit("mul", {node.use(0), tanh});
-  } else {  // Softmax, LogSoftmax: along one axis since opset 13
-    node.checkAttrs({"axis"});
-    at["axis"] = node.intAttr("axis", -1);
-    node.emit(type == "Softmax" ? "softmax" : "log_softmax", {node.use(0)}, at);
+  } else {
+    translateSoftmax(node);
   }
 }
 
 void translateClip(OnnxNode& node) {
-  node.checkAttrs({});
+  node.checkAttrs({"min", "max"});  // attributes before opset 11
   YAML::Node at = attrs();
   DType dtype = node.inputType(0).dtype;
+  if (node.hasAttr("min")) at["min"] = scalarText(node.floatAttr("min", 0), dtype);
+  if (node.hasAttr("max")) at["max"] = scalarText(node.floatAttr("max", 0), dtype);
+  if (!node.hasAttr("min") && !node.hasAttr("max") && !node.hasInput(1) && !node.hasInput(2)) {
+    YAML::Node cast = attrs();  // no bounds: the input itself
+    cast["dtype"] = dtypeText(dtype);
+    node.emit("cast", {node.use(0)}, cast);
+    return;
+  }
   for (size_t i : {size_t{1}, size_t{2}}) {
     if (!node.hasInput(i)) continue;
     std::optional<double> bound = node.constantScalar(i);
@@ -189,7 +231,7 @@ void translateCast(OnnxNode& node) {
 // output (which needs a value of its own name).
 void translateIdentity(OnnxNode& node) {
   if (node.opType() == "Dropout") {
-    node.checkAttrs({"seed"});
+    node.checkAttrs({"seed", "ratio"});  // the ratio only matters in training
     if (node.hasInput(2) && node.constantScalar(2).value_or(1) != 0)
       node.fail("training_mode must be false: gxc runs Dropout at inference");
     if (node.outputCount() > 1 && !node.proto().output(1).empty())

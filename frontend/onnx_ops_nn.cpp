@@ -53,7 +53,19 @@ Spatial spatialAttrs(OnnxNode& node, const std::vector<int64_t>& kernel, const S
       s.pads.size() != 4)
     node.fail("kernel, strides, dilations and pads must be for 2 spatial dims");
   std::string autoPad = node.stringAttr("auto_pad", "NOTSET");
-  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+  const bool transposed = node.opType() == "ConvTranspose";
+  if (transposed && (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER")) {
+    // The output is input * stride; the padding is what the full transposed conv has beyond it.
+    std::vector<int64_t> extra = node.intsAttr("output_padding", {0, 0});
+    for (size_t d = 0; d < 2; ++d) {
+      int64_t total = s.strides[d] * (x[2 + d] - 1) + extra[d] +
+                      (s.kernel[d] - 1) * s.dilations[d] + 1 - x[2 + d] * s.strides[d];
+      if (total < 0 || total % 2 != 0)
+        node.fail("auto_pad {} that pads the two ends of a dim differently is not supported",
+                  autoPad);
+      s.pads[d] = s.pads[d + 2] = total / 2;
+    }
+  } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
     for (size_t d = 0; d < 2; ++d) {
       int64_t in = x[2 + d], out = (in + s.strides[d] - 1) / s.strides[d];
       int64_t total = std::max<int64_t>(
@@ -137,6 +149,8 @@ void translatePool(OnnxNode& node) {
   if (s.dilations != std::vector<int64_t>{1, 1}) node.fail("dilated pools are not supported");
   if (s.pads[0] != s.pads[2] || s.pads[1] != s.pads[3])
     node.fail("pads that differ at the two ends of a dim are not supported");
+  if (2 * s.pads[0] > s.kernel[0] || 2 * s.pads[1] > s.kernel[1])
+    node.fail("pads over half the kernel are not supported (torch's pools refuse them too)");
   YAML::Node at = attrs();
   at["kernel_size"] = yamlInts(s.kernel);
   at["stride"] = yamlInts(s.strides);
@@ -180,9 +194,46 @@ void translateLayerNorm(OnnxNode& node) {
   node.emit("mul", {normalized, node.use(1)});
 }
 
+void translateRmsNorm(OnnxNode& node) {
+  node.checkAttrs({"axis", "epsilon", "stash_type"});
+  TensorType x = node.inputType(0);
+  int64_t axis = node.intAttr("axis", -1);
+  if (axis < 0) axis += x.rank();
+  YAML::Node at = attrs();
+  at["normalized_shape"] = yamlInts(Shape(x.shape.begin() + axis, x.shape.end()));
+  at["eps"] = yamlFloat(node.floatAttr("epsilon", 1e-5));
+  node.emit("rms_norm", {node.use(0), node.use(1)}, at);
+}
+
+// NegativeLogLikelihoodLoss is F.nll_loss; SoftmaxCrossEntropyLoss is F.cross_entropy, whose
+// optional second output is the log_softmax it computes on the way.
+void translateLoss(OnnxNode& node) {
+  node.checkAttrs({"reduction", "ignore_index"});
+  YAML::Node at = attrs();
+  at["reduction"] = node.stringAttr("reduction", "mean");
+  if (node.hasAttr("ignore_index")) at["ignore_index"] = node.intAttr("ignore_index", -100);
+  if (node.hasInput(2)) at["weight"] = node.use(2);
+  std::string scores = node.use(0);
+  const char* op = "nll_loss";
+  if (node.opType() == "SoftmaxCrossEntropyLoss") {
+    op = "cross_entropy";
+    if (node.outputCount() > 1 && !node.proto().output(1).empty()) {
+      YAML::Node axis = attrs();
+      axis["axis"] = 1;
+      scores = node.emit("log_softmax", {scores}, axis, false);
+      node.setOutput(1, scores);
+      op = "nll_loss";
+    }
+  }
+  node.emit(op, {scores, node.use(1)}, at);
+}
+
 }  // namespace
 
 void addNnTranslators(OnnxTranslators& table) {
+  table["RMSNormalization"] = translateRmsNorm;
+  table["NegativeLogLikelihoodLoss"] = translateLoss;
+  table["SoftmaxCrossEntropyLoss"] = translateLoss;
   table["MatMul"] = translateMatMul;
   table["Gemm"] = translateGemm;
   table["Conv"] = translateConv;

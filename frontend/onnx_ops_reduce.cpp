@@ -27,6 +27,8 @@ void translateReduce(OnnxNode& node) {
       {"ReduceL1", "sum"},    {"ReduceL2", "sum"},    {"ReduceSumSquare", "sum"},
       {"ReduceLogSum", "sum"}};
   const std::string& type = node.opType();
+  if (node.inputType(0).dtype == DType::Bool)
+    node.fail("bool inputs are not supported (gxc reduces numbers)");
   bool noop = false;
   YAML::Node at = reduceAttrs(node, &noop);
   std::string x = node.use(0);

@@ -57,11 +57,10 @@ void translateTranspose(OnnxNode& node) {
 
 // Squeeze and Unsqueeze of several axes at once: one reshape.
 void translateSqueeze(OnnxNode& node) {
-  node.checkAttrs({});
+  node.checkAttrs({"axes"});  // an attribute before opset 13
   Shape x = node.inputType(0).shape;
   const bool unsqueeze = node.opType() == "Unsqueeze";
-  std::vector<int64_t> axes =
-      node.hasInput(1) ? node.constantInts(1, "axes") : std::vector<int64_t>{};
+  std::vector<int64_t> axes = node.intsOf("axes", 1).value_or(std::vector<int64_t>{});
   if (unsqueeze && axes.empty()) node.fail("it names no axes");
   const auto rank = static_cast<int64_t>(x.size() + (unsqueeze ? axes.size() : 0));
   for (int64_t& axis : axes) axis = axisIn(node, axis, rank);
@@ -121,11 +120,33 @@ void translateSlice(OnnxNode& node) {
 
 // ONNX Gather is index_select with indices of any shape: along `axis`, the result's dims are
 // x's before it, the indices', then x's after it.
+// ONNX indices may count from the end; gxc's, as torch's index_select's, may not: a negative
+// index i becomes i + n, in the graph unless the indices are constants.
+std::string nonNegativeIndices(OnnxNode& node, size_t input, int64_t n) {
+  if (node.constant(input)) {
+    const Tensor& index = *node.constant(input);
+    bool negative = false;
+    for (int64_t k = 0; k < index.numel(); ++k) negative |= index.loadInt(k) < 0;
+    if (!negative) return node.use(input);
+    Tensor fixed = index;
+    for (int64_t k = 0; k < fixed.numel(); ++k)
+      if (fixed.loadInt(k) < 0) fixed.storeInt(k, fixed.loadInt(k) + n);
+    return node.useConstant(std::move(fixed), "indices");
+  }
+  YAML::Node zero = attrs(), size = attrs();
+  zero["scalar"] = 0;
+  size["scalar"] = n;
+  std::string index = node.use(input);
+  std::string negative = node.emit("lt", {index}, zero, false);
+  std::string shifted = node.emit("add", {index}, size, false);
+  return node.emit("where", {negative, shifted, index}, attrs(), false);
+}
+
 void translateGather(OnnxNode& node) {
   node.checkAttrs({"axis"});
   TensorType x = node.inputType(0), index = node.inputType(1);
   int64_t axis = axisIn(node, node.intAttr("axis", 0), x.rank());
-  std::string indices = node.use(1);
+  std::string indices = nonNegativeIndices(node, 1, x.shape[static_cast<size_t>(axis)]);
   if (index.rank() != 1) indices = reshapeTo(node, indices, {index.numel()}, false);
   YAML::Node at = attrs();
   at["axis"] = axis;
@@ -142,19 +163,22 @@ void translateGather(OnnxNode& node) {
 
 void translateGatherElements(OnnxNode& node) {
   node.checkAttrs({"axis"});
+  TensorType x = node.inputType(0);
+  int64_t axis = axisIn(node, node.intAttr("axis", 0), x.rank());
   YAML::Node at = attrs();
-  at["axis"] = node.intAttr("axis", 0);
-  node.emit("gather", {node.use(0), node.use(1)}, at);
+  at["axis"] = axis;
+  std::string indices = nonNegativeIndices(node, 1, x.shape[static_cast<size_t>(axis)]);
+  node.emit("gather", {node.use(0), indices}, at);
 }
 
 void translateSplit(OnnxNode& node) {
-  node.checkAttrs({"axis", "num_outputs"});
+  node.checkAttrs({"axis", "num_outputs", "split"});  // split: an attribute before opset 13
   TensorType x = node.inputType(0);
   int64_t axis = axisIn(node, node.intAttr("axis", 0), x.rank());
   const auto outputs = static_cast<int64_t>(node.outputCount());
   std::vector<int64_t> sizes;
-  if (node.hasInput(1)) {
-    sizes = node.constantInts(1, "split");
+  if (auto given = node.intsOf("split", 1)) {
+    sizes = *given;
   } else {
     // Equal parts, the last smaller when the dim does not divide (as torch.split).
     int64_t n = x.shape[static_cast<size_t>(axis)], part = (n + outputs - 1) / outputs;
@@ -162,6 +186,8 @@ void translateSplit(OnnxNode& node) {
   }
   if (static_cast<int64_t>(sizes.size()) != outputs)
     node.fail("{} parts for {} outputs", sizes.size(), outputs);
+  if (std::find(sizes.begin(), sizes.end(), 0) != sizes.end())
+    node.fail("empty parts are not supported (gxc shapes are positive)");
   YAML::Node at = attrs();
   at["split_size"] = yamlInts(sizes);
   at["axis"] = axis;
@@ -194,8 +220,8 @@ void translateTile(OnnxNode& node) {
 }
 
 void translatePad(OnnxNode& node) {
-  node.checkAttrs({"mode"});
-  std::vector<int64_t> pads = node.constantInts(1, "pads");
+  node.checkAttrs({"mode", "pads", "value"});  // pads and value: attributes before opset 11
+  std::vector<int64_t> pads = *node.intsOf("pads", 1);
   const int64_t rank = node.inputType(0).rank();
   std::vector<int64_t> axes(static_cast<size_t>(rank));
   std::iota(axes.begin(), axes.end(), 0);
@@ -221,11 +247,8 @@ void translatePad(OnnxNode& node) {
   at["mode"] = mode == "edge" ? std::string("replicate") : mode;
   if (mode != "constant" && mode != "reflect" && mode != "edge")
     node.fail("mode '{}' is not supported (constant, reflect, edge)", mode);
-  if (node.hasInput(2)) {
-    std::optional<double> value = node.constantScalar(2);
-    if (!value) node.fail("its constant_value must be a constant");
-    at["value"] = yamlFloat(*value);
-  }
+  if (node.hasInput(2)) at["value"] = yamlFloat(node.settingScalar(2, "constant_value"));
+  if (node.hasAttr("value")) at["value"] = yamlFloat(node.floatAttr("value", 0));
   node.emit("pad", {node.use(0)}, at);
 }
 
@@ -242,14 +265,20 @@ void translateCumSum(OnnxNode& node) {
     node.fail("exclusive and reverse sums are not supported");
   YAML::Node at = attrs();
   at["axis"] = node.constantInts(1, "axis").at(0);
-  node.emit("cumsum", {node.use(0)}, at);
+  // torch sums i32 into i64; ONNX keeps the dtype (the i64 sum cut to 32 bits wraps alike).
+  DType dtype = node.inputType(0).dtype;
+  std::string sum = node.emit("cumsum", {node.use(0)}, at, dtype != DType::I32);
+  if (dtype != DType::I32) return;
+  YAML::Node cast = attrs();
+  cast["dtype"] = dtypeText(dtype);
+  node.emit("cast", {sum}, cast);
 }
 
 void translateTopK(OnnxNode& node) {
-  node.checkAttrs({"axis", "largest", "sorted"});
+  node.checkAttrs({"axis", "largest", "sorted", "k"});  // k: an attribute before opset 10
   if (!node.intAttr("sorted", 1)) node.fail("sorted = 0 is not supported");
   YAML::Node at = attrs();
-  at["k"] = node.constantInts(1, "K").at(0);
+  at["k"] = node.hasAttr("k") ? node.intAttr("k", 0) : node.constantInts(1, "K").at(0);
   at["axis"] = node.intAttr("axis", -1);
   at["largest"] = node.intAttr("largest", 1) != 0;
   node.emitMulti("topk", {node.use(0)}, at, 2);

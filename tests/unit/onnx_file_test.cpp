@@ -76,7 +76,6 @@ TEST(OnnxFileTest, MalformedFilesAreOneModelErrorEach) {
   };
   for (const Case& c : {
            Case{"not_a_model.onnx", "does not parse as an onnx.ModelProto"},
-           Case{"opset11.onnx", "opset 11 is older than 13"},
            Case{"uint8.onnx", "initializer 'u8': UINT8 tensors are not supported"},
            Case{"raw_data_short.onnx", "raw_data holds 44 bytes, its dtype and shape need 48"},
            Case{"external_dotdot.onnx", "'../outside.bin' leaves the model's folder"},
@@ -88,6 +87,26 @@ TEST(OnnxFileTest, MalformedFilesAreOneModelErrorEach) {
     std::string message = errorOf(fixture(c.file));
     EXPECT_NE(message.find(c.message), std::string::npos) << c.file << ": " << message;
   }
+}
+
+// Opsets from 7 on are read (opset11.onnx is one); older ones are refused.
+TEST(OnnxFileTest, OpsetsOlderThanSevenAreRefused) {
+  EXPECT_EQ(readOnnxModel(fixture("opset11.onnx")).opset, 11);
+  onnx::ModelProto proto;
+  proto.set_ir_version(3);
+  onnx::OperatorSetIdProto* opset = proto.add_opset_import();
+  opset->set_version(6);
+  proto.mutable_graph()->set_name("old");
+  std::string path = (std::filesystem::temp_directory_path() /
+                      ("gxc-opset6-" + std::to_string(std::random_device{}()) + ".onnx"))
+                         .string();
+  {
+    std::ofstream out(path, std::ios::binary);
+    proto.SerializeToOstream(&out);
+  }
+  std::string message = errorOf(path);
+  EXPECT_NE(message.find("opset 6 is older than 7"), std::string::npos) << message;
+  std::filesystem::remove(path);
 }
 
 // A link inside the model's folder that points out of it is refused as `..` is.
