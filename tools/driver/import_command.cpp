@@ -24,6 +24,8 @@ int importCommand(const ImportOptions& options, std::ostream& out) {
   ModelOptions modelOptions;
   modelOptions.dims = parseDimOptions(options.dims);
   ImportedOnnx imported = importOnnx(options.modelPath, modelOptions, /*forImport=*/true);
+  std::error_code made;
+  if (yamlPath.has_parent_path()) fs::create_directories(yamlPath.parent_path(), made);
   fs::path weightsPath = yamlPath;
   weightsPath.replace_extension(".safetensors");
   bool hasWeights = !imported.weights->entries().empty();
