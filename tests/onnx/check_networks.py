@@ -7,7 +7,8 @@ BERT-style encoder), with inputs from a fixed seed:
   2. `gxc run NET.onnx --input NAME=FILE.npy... --output DIR` on the host (--devices cpu) and on
      2 virtual GPUs (--sim-gpus 2) with --placement auto and --placement data-parallel; each
      output must match ONNX Runtime's within 1e-4 relative (below).
-  3. `gxc import NET.onnx -o DIR/model.yaml`, then `gxc run DIR/model.yaml` on the host: its
+  3. `gxc import NET.onnx -o DIR/model.yaml --dim AXIS=N...` (the dynamic axes fixed to the
+     sizes the inputs have), then `gxc run DIR/model.yaml` on the host: its
      outputs must equal those of the .onnx on the host within 1e-6 relative (the same IR and
      kernels should give the same bits; the line says whether they did).
 
@@ -151,7 +152,13 @@ def check_network(checker, models, name):
             checker.compare(label, out, reference, TOLERANCE_VS_ORT, command)
 
     imported = work / "imported" / "model.yaml"
+    imported.parent.mkdir(exist_ok=True)
+    # gxc import fixes dynamic axes to sizes (--dim); these are the sizes the inputs bind.
     command = [str(checker.gxc), "import", str(model), "-o", str(imported)]
+    for value_info in session.get_inputs():
+        for axis, size in zip(value_info.shape, inputs[value_info.name].shape):
+            if isinstance(axis, str) and f"{axis}={size}" not in command:
+                command += ["--dim", f"{axis}={size}"]
     if not checker.run(command, f"{name} import"):
         return
     onnx_outputs = work / "cpu"
