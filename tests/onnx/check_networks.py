@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""Checks gxc's outputs on real exported networks against ONNX Runtime's, on the same inputs.
+
+For each network of export_networks.py (ResNet-18, MobileNetV2, a GPT-2-style decoder, a
+BERT-style encoder), with inputs from a fixed seed:
+  1. ONNX Runtime (CPU execution provider, all graph optimizations off) gives the reference.
+  2. `gxc run NET.onnx --input NAME=FILE.npy... --output DIR` on the host (--devices cpu) and on
+     2 virtual GPUs (--sim-gpus 2) with --placement auto and --placement data-parallel; each
+     output must match ONNX Runtime's within 1e-4 relative (below).
+  3. `gxc import NET.onnx -o DIR/model.yaml --dim AXIS=N...` (the dynamic axes fixed to the
+     sizes the inputs have), then `gxc run DIR/model.yaml` on the host: its
+     outputs must equal those of the .onnx on the host within 1e-6 relative (the same IR and
+     kernels should give the same bits; the line says whether they did).
+
+Relative error of an output: max|gxc - reference| / max|reference|, over the whole tensor.
+An elementwise |a-b| <= rtol*|b| fails on values near zero (logits cross zero, and a sum of
+products that cancels keeps only float32 rounding noise), while an absolute tolerance ignores the
+scale of a network's outputs; the error relative to the tensor's largest magnitude is the bound
+float32 summation actually obeys (its rounding error grows with the magnitude of the terms, not
+of the result). Shapes and dtypes must be equal, and no value may be NaN unless the reference's is.
+
+The models are exported first when missing, by export_networks.py under a Python with torch and
+torchvision (--torch-python, default python3 from Debian's packages). This script itself needs
+numpy and onnxruntime (tests/onnx/requirements-nets.txt).
+
+usage: check_networks.py --gxc BUILD/gxc --work DIR [--networks a,b] [--torch-python PY]
+exit status: 0 all match, 1 a mismatch or a gxc failure (each listed with the command that
+reproduces it), 77 onnxruntime or torch is missing (the test is skipped, saying why).
+"""
+import argparse
+import os
+import pathlib
+import shlex
+import subprocess
+import sys
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+SKIP = 77
+TOLERANCE_VS_ORT = 1e-4
+TOLERANCE_IMPORT = 1e-6
+
+try:
+    import numpy as np
+    import onnxruntime
+except ImportError as missing:
+    print(f"check_networks: skipped: {missing} (pip install -r {HERE}/requirements-nets.txt)")
+    sys.exit(SKIP)
+
+
+def vision_inputs(rng):
+    return {"image": rng.standard_normal((2, 3, 64, 64)).astype(np.float32)}
+
+
+def gpt2_inputs(rng):
+    # A sequence length other than the export's (8), so the dynamic axes are exercised.
+    return {"input_ids": rng.integers(0, 100, (4, 12)).astype(np.int64)}
+
+
+def bert_inputs(rng):
+    mask = np.ones((4, 12), np.int64)
+    mask[1, 7:] = 0  # padded sequences: the additive mask must hide these keys
+    mask[3, 3:] = 0
+    return {"input_ids": rng.integers(0, 100, (4, 12)).astype(np.int64), "attention_mask": mask}
+
+
+NETWORKS = {"resnet18": vision_inputs, "mobilenet_v2": vision_inputs, "gpt2_tiny": gpt2_inputs,
+            "bert_tiny": bert_inputs}
+PLATFORMS = {"cpu": ["--devices", "cpu"],
+             "sim2-auto": ["--sim-gpus", "2", "--placement", "auto"],
+             "sim2-data-parallel": ["--sim-gpus", "2", "--placement", "data-parallel"]}
+
+
+def relative_error(actual, expected):
+    if actual.shape != expected.shape or actual.dtype != expected.dtype:
+        return float("inf"), f"{actual.dtype}{list(actual.shape)} != {expected.dtype}{list(expected.shape)}"
+    if not np.array_equal(np.isnan(actual), np.isnan(expected)):
+        return float("inf"), "NaN where the reference has none (or the reverse)"
+    a, b = actual.astype(np.float64), expected.astype(np.float64)
+    finite = ~np.isnan(b)
+    scale = np.max(np.abs(b[finite]), initial=0.0)
+    difference = np.max(np.abs(a[finite] - b[finite]), initial=0.0)
+    error = difference / scale if scale > 0 else (0.0 if difference == 0 else float("inf"))
+    return error, f"max|diff| {difference:.3g}, max|ref| {scale:.3g}"
+
+
+class Checker:
+    def __init__(self, gxc, work):
+        self.gxc, self.work = gxc, work
+        self.failures = []
+
+    def run(self, command, label):
+        started = time.monotonic()
+        result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True)
+        seconds = time.monotonic() - started
+        if result.returncode != 0:
+            tail = "\n    ".join(result.stdout.strip().splitlines()[-6:])
+            self.fail(label, f"exit {result.returncode} ({seconds:.1f} s)\n    {tail}", command)
+            return False
+        return True
+
+    def fail(self, label, why, command):
+        line = f"FAIL {label}: {why}\n    reproduce: {shlex.join(command)}"
+        print(line, flush=True)
+        self.failures.append(line)
+
+    def compare(self, label, folder, reference, tolerance, command):
+        worst = 0.0
+        for name, expected in reference.items():
+            path = folder / f"{name}.npy"
+            if not path.exists():
+                self.fail(label, f"no output {path.name}", command)
+                return
+            error, detail = relative_error(np.load(path), expected)
+            if error > tolerance:
+                self.fail(label, f"{name}: relative error {error:.3g} > {tolerance:g} ({detail})",
+                          command)
+                return
+            worst = max(worst, error)
+        print(f"ok   {label}: max relative error {worst:.3g}", flush=True)
+
+
+def gxc_run(gxc, model, input_files, out, options):
+    command = [str(gxc), "run", str(model)] + options + ["--output", str(out)]
+    for name, path in input_files.items():
+        command += ["--input", f"{name}={path}"]
+    return command
+
+
+def check_network(checker, models, name):
+    model = models / f"{name}.onnx"
+    work = checker.work / name
+    work.mkdir(parents=True, exist_ok=True)
+    inputs = NETWORKS[name](np.random.default_rng(20261124))
+    input_files = {}
+    for input_name, value in inputs.items():
+        input_files[input_name] = work / f"input-{input_name}.npy"
+        np.save(input_files[input_name], value)
+
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    reference = dict(zip(names, session.run(names, inputs)))
+
+    for platform, flags in PLATFORMS.items():
+        out = work / platform
+        command = gxc_run(checker.gxc, model, input_files, out, flags)
+        label = f"{name} {platform}"
+        if checker.run(command, label):
+            checker.compare(label, out, reference, TOLERANCE_VS_ORT, command)
+
+    imported = work / "imported" / "model.yaml"
+    imported.parent.mkdir(exist_ok=True)
+    # gxc import fixes dynamic axes to sizes (--dim); these are the sizes the inputs bind.
+    command = [str(checker.gxc), "import", str(model), "-o", str(imported)]
+    for value_info in session.get_inputs():
+        for axis, size in zip(value_info.shape, inputs[value_info.name].shape):
+            if isinstance(axis, str) and f"{axis}={size}" not in command:
+                command += ["--dim", f"{axis}={size}"]
+    if not checker.run(command, f"{name} import"):
+        return
+    onnx_outputs = work / "cpu"
+    if not all((onnx_outputs / f"{n}.npy").exists() for n in names):
+        return  # the .onnx run failed: already reported, nothing to compare the import with
+    out = work / "imported-cpu"
+    command = gxc_run(checker.gxc, imported, input_files, out, PLATFORMS["cpu"])
+    label = f"{name} import-then-run cpu"
+    if checker.run(command, label):
+        onnx_run = {n: np.load(onnx_outputs / f"{n}.npy") for n in names}
+        checker.compare(label, out, onnx_run, TOLERANCE_IMPORT, command)
+        same = all(np.array_equal(np.load(out / f"{n}.npy"), onnx_run[n]) for n in names)
+        print(f"     {label}: {'bitwise equal' if same else 'not bitwise equal'} to the .onnx run")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--gxc", required=True, type=pathlib.Path)
+    parser.add_argument("--work", required=True, type=pathlib.Path)
+    parser.add_argument("--networks", default=",".join(NETWORKS))
+    parser.add_argument("--torch-python", default="/usr/bin/python3")
+    arguments = parser.parse_args()
+    chosen = arguments.networks.split(",")
+    unknown = [n for n in chosen if n not in NETWORKS]
+    if unknown:
+        parser.error(f"unknown networks {unknown}; known: {', '.join(NETWORKS)}")
+
+    models = arguments.work / "models"
+    if not all((models / f"{n}.onnx").exists() for n in chosen):
+        probe = subprocess.run([arguments.torch_python, "-c", "import torch, torchvision"],
+                               capture_output=True)
+        if probe.returncode != 0:
+            print(f"check_networks: skipped: {arguments.torch_python} has no torch and "
+                  "torchvision to export the networks (scripts/install-deps.sh installs them)")
+            return SKIP
+        subprocess.run([arguments.torch_python, str(HERE / "export_networks.py"), str(models)],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    checker = Checker(arguments.gxc.resolve(), arguments.work.resolve())
+    print(f"onnxruntime {onnxruntime.__version__}, numpy {np.__version__}; relative error = "
+          f"max|gxc - ref| / max|ref|, bound {TOLERANCE_VS_ORT:g} (import: {TOLERANCE_IMPORT:g})")
+    for name in chosen:
+        started = time.monotonic()
+        check_network(checker, models.resolve(), name)
+        print(f"     {name}: {time.monotonic() - started:.1f} s", flush=True)
+    if checker.failures:
+        print(f"{len(checker.failures)} failed")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
