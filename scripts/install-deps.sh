@@ -3,8 +3,10 @@
 set -euo pipefail
 
 # graphviz: `dot`, which draws what `gxc compile --emit dot` writes (the README's picture).
+# python3-venv: the ONNX conformance runner's environment (scripts/python-env.sh).
 packages=(cmake g++ make python3 libyaml-cpp-dev libgtest-dev libcli11-dev libfmt-dev
           nlohmann-json3-dev libopenblas-dev libdnnl-dev libonnx-dev libprotobuf-dev llvm-14-tools
+          python3-venv
           graphviz)
 missing=()
 for package in "${packages[@]}"; do
