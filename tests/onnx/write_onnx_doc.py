@@ -26,7 +26,6 @@ COMMIT_LINE = "gxc commit: "
 def platform_reason(r):
     """Why a test does not pass on one platform, in words that do not change between runs."""
     first = r["message"].splitlines()[0] if r["message"] else r["status"]
-    first = re.sub(r"^model\.onnx: ", "", first)
     if r["status"] == "fail":  # which values differ, and by how much, varies with the build
         return re.sub(r": \d+ of \d+ values differ.*", ": wrong values", first)
     if r["status"] == "error":
