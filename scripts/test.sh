@@ -1,16 +1,28 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs the whole test suite: GoogleTest and lit through
-# ctest; then the same suite in a build without CUDA, which must run every test the first one
-# ran except those that need NVRTC or the CUDA toolkit, and list those as skipped
+# ctest; then ONNX's backend node tests through build/gxc on cpu and sim, in the Python venv of
+# scripts/python-env.sh (tests/onnx/run_node_tests.py, which docs/onnx.md must agree with); then
+# the same suite in a build without CUDA, which must run every test the first one ran except
+# those that need NVRTC or the CUDA toolkit, and list those as skipped
 # (tests/compare_cuda_builds.py); then the unit tests again under AddressSanitizer (leaks
 # included: a failed run must free everything) and the runtime's tests under ThreadSanitizer
 # (sim streams are threads, and so
 # is the redraw of the progress line).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The venv first: the build's configure step finds in it the Python of the onnx_networks test.
+scripts/install-deps.sh
+scripts/python-env.sh
 scripts/build.sh
 jobs=$(nproc)
 (cd build && ctest --output-on-failure -j "$jobs" --output-junit ctest.xml)
+
+echo "== ONNX backend node tests on cpu and sim (docs/onnx.md is generated from this run)"
+onnx_min_pass=428 # tests that must pass on each platform (onnx 1.23.2)
+.venv/bin/python tests/onnx/run_node_tests.py --gxc build/gxc --tests build/onnx-node-tests \
+  --results build/onnx-node-tests.json --min-pass "$onnx_min_pass"
+.venv/bin/python tests/onnx/write_onnx_doc.py build/onnx-node-tests.json --check docs/onnx.md
+.venv/bin/python tests/onnx/runner_selftest.py build/onnx-node-tests
 
 echo "== the suite in a build without CUDA"
 cmake -S . -B build-nocuda -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGXC_WITH_CUDA=OFF > /dev/null
