@@ -38,7 +38,7 @@ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=
 fuzz_work=$(mktemp -d)
 # target:seconds:seed folder
 for fuzz in onnx_reader:60:tests/fixtures/onnx npy_reader:30:tests/fixtures/io \
-  safetensors_reader:30:tests/fixtures/io; do
+  safetensors_reader:30:tests/fixtures/io yaml_model:30:models; do
   IFS=: read -r target seconds seeds <<< "$fuzz"
   cmake --build build-fuzz -j "$jobs" --target "gxc_fuzz_$target"
   mkdir -p "$fuzz_work/$target/corpus" "$fuzz_work/$target/artifacts"
