@@ -14,7 +14,7 @@ jobs=$(nproc)
 
 echo "== the suite in a build without CUDA"
 cmake -S . -B build-nocuda -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGXC_WITH_CUDA=OFF > /dev/null
-cmake --build build-nocuda -j "$jobs" --target gxc gxc-opt gxc_unit_tests
+cmake --build build-nocuda -j "$jobs" --target gxc gxc-opt gxc_unit_tests gxc_fuzz_replays
 (cd build-nocuda && ctest --output-on-failure -j "$jobs" --output-junit ctest.xml)
 python3 tests/compare_cuda_builds.py build build-nocuda
 
