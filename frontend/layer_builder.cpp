@@ -34,6 +34,14 @@ std::pair<int, int> modelInputCount(OpKind kind, bool hasScalar) {
       return {1, -1};
     case OpKind::ScaledDotProductAttention:  // q, k, v and an optional mask
       return {3, 4};
+    // x, or x with the params it would create, given as tensors (F.conv2d, F.batch_norm,
+    // F.layer_norm): how an imported ONNX model passes its weights.
+    case OpKind::Conv2d:
+    case OpKind::ConvTranspose2d:
+    case OpKind::LayerNorm:
+      return {1, 3};
+    case OpKind::BatchNorm:
+      return {1, 5};
     default:
       return {1, 1};
   }
@@ -103,6 +111,24 @@ void checkAttrValue(const YamlReader& reader, const YAML::Node& node, const std:
     if (!(std::get<double>(value) >= 0))
       reader.fail(node, "{}: eps must not be negative, got {}", what, std::get<double>(value));
   }
+}
+
+bool takesWeightInputs(OpKind kind) {
+  return kind == OpKind::Conv2d || kind == OpKind::ConvTranspose2d || kind == OpKind::LayerNorm ||
+         kind == OpKind::BatchNorm;
+}
+
+// With its weights as inputs, how many inputs such a layer has: x and the params it would
+// create (the bias only with `bias`, the affine params only with `affine`).
+size_t weightInputCount(OpKind kind, const Attrs& attrs) {
+  if (kind == OpKind::BatchNorm) return attrs.getBool("affine", true) ? 5 : 3;
+  if (kind == OpKind::LayerNorm) return 3;
+  return attrs.getBool("bias", true) ? 3 : 2;
+}
+
+const char* weightOrder(OpKind kind) {
+  if (kind == OpKind::BatchNorm) return " (running_mean, running_var, weight, bias)";
+  return " (weight, bias)";
 }
 
 }  // namespace
@@ -322,7 +348,13 @@ void ModelBuilder::readLayer(const YAML::Node& layer, std::optional<Device> scop
   }
   if (*kind == OpKind::Slice) attrs = sliceAttrs(layer, name, inputs[0]->type, attrs);
   std::vector<Value*> operands = inputs;
-  for (Value* param : createdParams(layer, *kind, name, inputs, attrs)) operands.push_back(param);
+  if (inputs.size() == 1 || !takesWeightInputs(*kind)) {
+    for (Value* param : createdParams(layer, *kind, name, inputs, attrs)) operands.push_back(param);
+  } else if (size_t wanted = weightInputCount(*kind, attrs); inputs.size() != wanted) {
+    reader_.fail(inputsNode,
+                 "{}: {} takes x alone, or x and its {} weight tensors{}, got {} inputs", what,
+                 opText, wanted - 1, weightOrder(*kind), count);
+  }
   Op* op = graph_->appendOp(*kind, operands, name, TensorType{false, DType::F32, {}, place}, attrs,
                             reader_.loc(layer));
   op->result->type = inferResultType(*op);

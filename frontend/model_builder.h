@@ -29,6 +29,16 @@ class ModelBuilder {
                const ModelOptions& options);
   std::unique_ptr<Graph> build(const YAML::Node& root);
 
+  // The parts of build(), for a model assembled a layer at a time (the ONNX importer, which
+  // needs the types of what it has lowered to lower what follows): the top level but its
+  // layers and outputs; then layers, and params declared as they are needed, each located at
+  // `at` (nodes made in memory have no position in a file); then the outputs.
+  void beginModel(const YAML::Node& root, const SourceLoc& at);
+  void addLayer(const YAML::Node& layer, const SourceLoc& at);
+  void addParamSpec(const std::string& name, const YAML::Node& spec, const SourceLoc& at);
+  const Value* find(const std::string& name) const { return graph_->find(name); }
+  std::unique_ptr<Graph> finishModel(const YAML::Node& root);
+
  private:
   // tensor_spec.cpp
   Device device(const YAML::Node& node, std::string_view what) const;
@@ -40,6 +50,9 @@ class ModelBuilder {
   Attrs initAttrs(const YAML::Node& init, std::string_view what) const;
   void readInputs(const YAML::Node& inputs);
   void readParams(const YAML::Node& params);
+  void readParam(const YAML::Node& key, const YAML::Node& spec);
+  void readTopLevel(const YAML::Node& root);
+  void readOutputs(const YAML::Node& root);
   void openWeights(const YAML::Node& root);
   void checkWeightsAllUsed(const YAML::Node& root) const;
   // Adds a param op; `init` is used when the weights file lacks `name` (or there is none).
@@ -102,7 +115,8 @@ class ModelBuilder {
   std::unique_ptr<Graph> graph_;
   int64_t seed_ = 0;
   std::optional<Device> defaultDevice_;
-  std::optional<SafetensorsFile> weights_;
+  std::shared_ptr<SafetensorsFile> inMemoryWeights_;
+  std::shared_ptr<SafetensorsFile> weights_;
   std::set<std::string> loadedFromWeights_;
   std::unordered_map<std::string, int> definedAt_;        // line of every name defined so far
   std::unordered_map<std::string, int> layerNamesAhead_;  // line of every layer name in the file

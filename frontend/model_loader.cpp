@@ -13,6 +13,7 @@
 #include <yaml-cpp/depthguard.h>
 
 #include "frontend/model_builder.h"
+#include "frontend/onnx_import.h"
 
 namespace gxc {
 namespace {
@@ -127,7 +128,8 @@ ModelBuilder::ModelBuilder(const std::string& fileName, const std::string& baseD
       baseDir_(baseDir),
       weightsOverride_(options.weightsPath),
       dimOverrides_(options.dims),
-      givenInputs_(options.givenInputs) {}
+      givenInputs_(options.givenInputs),
+      inMemoryWeights_(options.inMemoryWeights) {}
 
 void ModelBuilder::define(const std::string& name, const YAML::Node& node) {
   auto previous = definedAt_.find(name);
@@ -145,7 +147,7 @@ void ModelBuilder::define(const std::string& name, const YAML::Node& node) {
   definedAt_.emplace(name, reader_.loc(node).line);
 }
 
-std::unique_ptr<Graph> ModelBuilder::build(const YAML::Node& root) {
+void ModelBuilder::readTopLevel(const YAML::Node& root) {
   reader_.requireMap(root, "a model file");
   reader_.checkKeys(root,
                     {"gxc", "name", "seed", "weights", "default_device", "dims", "inputs", "params",
@@ -164,17 +166,9 @@ std::unique_ptr<Graph> ModelBuilder::build(const YAML::Node& root) {
   graph_->attrs().set("seed", seed_);
   if (root["default_device"]) defaultDevice_ = device(root["default_device"], "default_device");
   openWeights(root);
+}
 
-  YAML::Node layers = reader_.required(root, "layers", "the model");
-  reader_.requireSequence(layers, "layers");
-  layerNamesAhead_.reserve(layers.size());
-  collectLayerNames(layers);
-  definedAt_.reserve(layerNamesAhead_.size());
-  if (root["dims"]) readDimDefaults(root["dims"]);
-  readInputs(reader_.required(root, "inputs", "the model"));
-  if (root["params"]) readParams(root["params"]);
-  readLayers(layers, std::nullopt);
-
+void ModelBuilder::readOutputs(const YAML::Node& root) {
   YAML::Node outputs = reader_.required(root, "outputs", "the model");
   reader_.requireSequence(outputs, "outputs");
   if (outputs.size() == 0) reader_.fail(outputs, "outputs must name at least one layer");
@@ -189,6 +183,44 @@ std::unique_ptr<Graph> ModelBuilder::build(const YAML::Node& root) {
     if (!seen.insert(name).second) reader_.fail(output, "output '{}' is listed twice", name);
     graph_->addOutput(name, value);
   }
+}
+
+std::unique_ptr<Graph> ModelBuilder::build(const YAML::Node& root) {
+  readTopLevel(root);
+  YAML::Node layers = reader_.required(root, "layers", "the model");
+  reader_.requireSequence(layers, "layers");
+  layerNamesAhead_.reserve(layers.size());
+  collectLayerNames(layers);
+  definedAt_.reserve(layerNamesAhead_.size());
+  if (root["dims"]) readDimDefaults(root["dims"]);
+  readInputs(reader_.required(root, "inputs", "the model"));
+  if (root["params"]) readParams(root["params"]);
+  readLayers(layers, std::nullopt);
+  readOutputs(root);
+  checkWeightsAllUsed(root);
+  return std::move(graph_);
+}
+
+void ModelBuilder::beginModel(const YAML::Node& root, const SourceLoc& at) {
+  reader_.locateUnmarkedAt(at);
+  readTopLevel(root);
+  if (root["dims"]) readDimDefaults(root["dims"]);
+  readInputs(reader_.required(root, "inputs", "the model"));
+}
+
+void ModelBuilder::addLayer(const YAML::Node& layer, const SourceLoc& at) {
+  reader_.locateUnmarkedAt(at);
+  readLayer(layer, std::nullopt);
+}
+
+void ModelBuilder::addParamSpec(const std::string& name, const YAML::Node& spec,
+                                const SourceLoc& at) {
+  reader_.locateUnmarkedAt(at);
+  readParam(YAML::Node(name), spec);
+}
+
+std::unique_ptr<Graph> ModelBuilder::finishModel(const YAML::Node& root) {
+  readOutputs(root);
   checkWeightsAllUsed(root);
   return std::move(graph_);
 }
@@ -218,6 +250,11 @@ std::unique_ptr<Graph> loadModelFromString(const std::string& text, const std::s
 }
 
 std::unique_ptr<Graph> loadModel(const std::string& path, const ModelOptions& options) {
+  if (isOnnxPath(path)) {
+    ImportedOnnx imported = importOnnx(path, options);
+    registerInMemoryWeights(*imported.weights);
+    return std::move(imported.graph);
+  }
   errno = 0;
   std::ifstream in(path, std::ios::binary);
   int openError = in ? 0 : (errno != 0 ? errno : EIO);

@@ -15,6 +15,7 @@
 
 #include "frontend/symbolic_dims.h"
 #include "ir/graph.h"
+#include "tensor/safetensors.h"
 
 namespace gxc {
 
@@ -24,6 +25,8 @@ struct ModelOptions {
   // run was given, by input name, which bind the names in their shapes.
   std::map<std::string, int64_t> dims;
   std::map<std::string, GivenInput> givenInputs;
+  // Weights held in memory (an imported ONNX model's initializers), used instead of any file.
+  std::shared_ptr<SafetensorsFile> inMemoryWeights;
 };
 
 std::unique_ptr<Graph> loadModel(const std::string& path, const ModelOptions& options = {});

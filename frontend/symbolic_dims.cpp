@@ -17,8 +17,7 @@ struct DimUse {
   size_t index = 0;
   SourceLoc loc;
   std::string str() const {
-    return fmt::format("input '{}', dim {}, at {}:{}:{}", input, index, loc.file, loc.line,
-                       loc.col);
+    return fmt::format("input '{}', dim {}, at {}", input, index, loc.where());
   }
 };
 
@@ -51,9 +50,9 @@ std::map<std::string, FileBinding> bindFromFiles(const std::vector<DeclaredInput
     const Shape shape = file->second.shape();
     if (shape.size() != input.dims.size())
       modelError({file->second.file, 0, 0},
-                 "input '{}' has {} dims, {}, but the model declares {} dims, {} ({}:{}:{})",
-                 input.name, shape.size(), shapeString(shape), input.dims.size(),
-                 declaredShapeString(input), input.loc.file, input.loc.line, input.loc.col);
+                 "input '{}' has {} dims, {}, but the model declares {} dims, {} ({})", input.name,
+                 shape.size(), shapeString(shape), input.dims.size(), declaredShapeString(input),
+                 input.loc.where());
     for (size_t i = 0; i < shape.size(); ++i) {
       const std::string& name = input.dims[i].name;
       if (name.empty()) continue;  // a fixed size: checked against the file with the dtype

@@ -151,17 +151,19 @@ void ModelBuilder::readInputs(const YAML::Node& inputs) {
 void ModelBuilder::readParams(const YAML::Node& params) {
   reader_.requireMap(params, "params");
   reader_.checkUniqueKeys(params, "params");
-  for (const auto& entry : params) {
-    std::string name = reader_.name(entry.first, "a param name");
-    define(name, entry.first);
-    std::string what = fmt::format("param '{}'", name);
-    YAML::Node init;
-    TensorType type = tensorSpec(entry.second, what, &init, nullptr);
-    std::optional<Attrs> initSpec;
-    // `init` stays a default node, which yaml-cpp counts as defined, when the spec has none.
-    if (entry.second["init"]) initSpec = initAttrs(init, what);
-    addParam(name, type, initSpec, reader_.loc(entry.first));
-  }
+  for (const auto& entry : params) readParam(entry.first, entry.second);
+}
+
+void ModelBuilder::readParam(const YAML::Node& key, const YAML::Node& spec) {
+  std::string name = reader_.name(key, "a param name");
+  define(name, key);
+  std::string what = fmt::format("param '{}'", name);
+  YAML::Node init;
+  TensorType type = tensorSpec(spec, what, &init, nullptr);
+  std::optional<Attrs> initSpec;
+  // `init` stays a default node, which yaml-cpp counts as defined, when the spec has none.
+  if (spec["init"]) initSpec = initAttrs(init, what);
+  addParam(name, type, initSpec, reader_.loc(key));
 }
 
 Value* ModelBuilder::addParam(const std::string& name, TensorType type, std::optional<Attrs> init,
@@ -190,8 +192,12 @@ Value* ModelBuilder::addParam(const std::string& name, TensorType type, std::opt
 }
 
 void ModelBuilder::openWeights(const YAML::Node& root) {
+  if (inMemoryWeights_) {
+    weights_ = inMemoryWeights_;
+    return;
+  }
   if (!weightsOverride_.empty()) {
-    weights_ = SafetensorsFile::open(weightsOverride_);
+    weights_ = std::make_shared<SafetensorsFile>(SafetensorsFile::open(weightsOverride_));
     return;
   }
   YAML::Node node = root["weights"];
@@ -199,7 +205,7 @@ void ModelBuilder::openWeights(const YAML::Node& root) {
   std::filesystem::path path = reader_.scalar(node, "weights");
   if (path.is_relative() && !baseDir_.empty()) path = std::filesystem::path(baseDir_) / path;
   try {
-    weights_ = SafetensorsFile::open(path.string());
+    weights_ = std::make_shared<SafetensorsFile>(SafetensorsFile::open(path.string()));
   } catch (const Error& error) {
     reader_.fail(node, "weights file {}: {}", path.string(), error.message());
   }
@@ -215,7 +221,8 @@ void ModelBuilder::checkWeightsAllUsed(const YAML::Node& root) const {
   // nothing is most often a typo, and silently ignoring it would run with the wrong weights.
   std::string message = fmt::format("the weights file {} holds tensors no param is named: {}",
                                     weights_->path(), fmt::join(unused, ", "));
-  if (root["weights"] && weightsOverride_.empty()) reader_.fail(root["weights"], "{}", message);
+  if (root["weights"] && weightsOverride_.empty() && !inMemoryWeights_)
+    reader_.fail(root["weights"], "{}", message);
   throw Error(ErrorKind::Model, {weights_->path(), 0, 0}, message);
 }
 

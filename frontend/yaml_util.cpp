@@ -28,7 +28,7 @@ const char* nodeKindName(const YAML::Node& node) {
 
 SourceLoc YamlReader::loc(const YAML::Node& node) const {
   YAML::Mark mark = node.Mark();
-  if (mark.is_null()) return {file_, 1, 1};
+  if (mark.is_null()) return unmarkedAt_.file.empty() ? SourceLoc{file_, 1, 1} : unmarkedAt_;
   return {file_, mark.line + 1, mark.column + 1};
 }
 

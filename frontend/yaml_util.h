@@ -20,7 +20,10 @@ class YamlReader {
   explicit YamlReader(std::string file) : file_(std::move(file)) {}
   const std::string& file() const { return file_; }
 
+  // Where the node is in the file; a node made in memory (no position) is located where
+  // locateUnmarkedAt() last said, or at the file's start.
   SourceLoc loc(const YAML::Node& node) const;
+  void locateUnmarkedAt(SourceLoc at) { unmarkedAt_ = std::move(at); }
   template <typename... Args>
   [[noreturn]] void fail(const YAML::Node& node, fmt::format_string<Args...> format,
                          Args&&... args) const {
@@ -50,6 +53,7 @@ class YamlReader {
 
  private:
   std::string file_;
+  SourceLoc unmarkedAt_;
 };
 
 // "a map", "a list", "a scalar", "nothing": for messages about the wrong kind of node.

@@ -15,10 +15,26 @@
 namespace gxc {
 
 struct SourceLoc {
+  SourceLoc() = default;
+  SourceLoc(std::string file, int line = 0, int col = 0)
+      : file(std::move(file)), line(line), col(col) {}
+  static SourceLoc ofNode(std::string file, int node, std::string nodeName) {
+    SourceLoc loc(std::move(file));
+    loc.node = node;
+    loc.nodeName = std::move(nodeName);
+    return loc;
+  }
+
   std::string file;
   int line = 0;  // 1-based; 0 means unknown
   int col = 0;   // 1-based
-  bool known() const { return line > 0; }
+  // A model that is not text (ONNX) is located by graph node instead: its index (0-based, in
+  // the file's order) and name. `line` and `col` stay 0 then.
+  int node = -1;
+  std::string nodeName;
+  bool known() const { return line > 0 || node >= 0; }
+  // "FILE:LINE:COL" or FILE: node N "NAME", for messages.
+  std::string where() const;
   bool operator==(const SourceLoc&) const = default;
 };
 

@@ -149,6 +149,13 @@ SourceLoc Parser::parseOptionalLoc() {
   SourceLoc loc;
   loc.file = expect(TokenKind::String, "a file name").text;
   expectPunct(":");
+  if (token_.kind == TokenKind::Identifier && token_.text == "node") {  // an ONNX node
+    take();
+    loc.node = static_cast<int>(parseInteger(expect(TokenKind::Integer, "a node index")));
+    loc.nodeName = expect(TokenKind::String, "a node name").text;
+    expectPunct(")");
+    return loc;
+  }
   loc.line = static_cast<int>(parseInteger(expect(TokenKind::Integer, "a line")));
   expectPunct(":");
   loc.col = static_cast<int>(parseInteger(expect(TokenKind::Integer, "a column")));

@@ -20,6 +20,9 @@ std::string printAttrs(const Attrs& attrs) {
 
 std::string printLoc(const SourceLoc& loc) {
   if (!loc.known()) return "";
+  if (loc.node >= 0)
+    return fmt::format(" loc({}:node {} {})", attrValueString(loc.file), loc.node,
+                       attrValueString(loc.nodeName));
   return fmt::format(" loc({}:{}:{})", attrValueString(loc.file), loc.line, loc.col);
 }
 

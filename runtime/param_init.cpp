@@ -46,7 +46,11 @@ double KeyedRandom::nextNormal() {
 
 const SafetensorsFile& WeightFiles::get(const std::string& path) {
   auto& file = files_[path];
-  if (!file) file = std::make_unique<SafetensorsFile>(SafetensorsFile::open(path));
+  if (file) return *file;
+  if (const SafetensorsFile* inMemory = findInMemoryWeights(path))
+    file = std::make_unique<SafetensorsFile>(*inMemory);
+  else
+    file = std::make_unique<SafetensorsFile>(SafetensorsFile::open(path));
   return *file;
 }
 

@@ -10,6 +10,7 @@
 #include <bit>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <string_view>
 #include <tuple>
@@ -201,6 +202,40 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
   return result;
 }
 
+SafetensorsFile SafetensorsFile::inMemory(const std::string& path) {
+  SafetensorsFile file;
+  file.path_ = path;
+  file.memory_ = std::make_shared<std::map<std::string, Tensor>>();
+  return file;
+}
+
+void SafetensorsFile::add(const std::string& name, Tensor tensor) {
+  GXC_CHECK(memory_, "add() on the safetensors file {}, which is not held in memory", path_);
+  entries_[name] = SafetensorsEntry{tensor.dtype(), tensor.shape(), 0, tensor.nbytes()};
+  (*memory_)[name] = std::move(tensor);
+}
+
+namespace {
+
+std::mutex inMemoryMutex;
+std::map<std::string, SafetensorsFile>& inMemoryFiles() {
+  static std::map<std::string, SafetensorsFile> files;
+  return files;
+}
+
+}  // namespace
+
+void registerInMemoryWeights(const SafetensorsFile& weights) {
+  std::lock_guard lock(inMemoryMutex);
+  inMemoryFiles().insert_or_assign(weights.path(), weights);
+}
+
+const SafetensorsFile* findInMemoryWeights(const std::string& path) {
+  std::lock_guard lock(inMemoryMutex);
+  auto it = inMemoryFiles().find(path);
+  return it == inMemoryFiles().end() ? nullptr : &it->second;
+}
+
 Tensor SafetensorsFile::readSlice(const std::string& name, int64_t axis, int64_t start,
                                   int64_t end) const {
   SourceLoc loc{path_, 0, 0};
@@ -220,6 +255,13 @@ Tensor SafetensorsFile::readSlice(const std::string& name, int64_t axis, int64_t
   for (int64_t i = axis + 1; i < rank; ++i) inner *= static_cast<uint64_t>(entry.shape[i]);
   const uint64_t run = static_cast<uint64_t>(end - start) * inner;
   const uint64_t stride = static_cast<uint64_t>(entry.shape[axis]) * inner;
+  if (memory_) {
+    const std::byte* whole = memory_->at(name).data();
+    for (uint64_t o = 0; o < outer; ++o)
+      std::memcpy(tensor.data() + o * run,
+                  whole + o * stride + static_cast<uint64_t>(start) * inner, run);
+    return tensor;
+  }
   InputFile file(path_);
   ProgressTask progress(fmt::format("reading '{}' from {}", name, path_),
                         static_cast<int64_t>(tensor.nbytes()), ProgressUnit::Bytes);
@@ -238,6 +280,7 @@ Tensor SafetensorsFile::read(const std::string& name) const {
   auto it = entries_.find(name);
   if (it == entries_.end()) modelError(loc, "no tensor named '{}'", name);
   const SafetensorsEntry& entry = it->second;
+  if (memory_) return memory_->at(name);
   InputFile file(path_);
   Tensor tensor(entry.dtype, entry.shape);
   uint64_t offset = dataStart_ + entry.begin;

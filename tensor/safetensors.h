@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "ir/dtype.h"
@@ -32,6 +33,10 @@ class SafetensorsFile {
   // Validates the header: known dtypes, offsets that tile the data section exactly and hold
   // dtype*shape bytes each, and a file long enough for all of them.
   static SafetensorsFile open(const std::string& path);
+  // A stand-in for a file, held in memory under `path` (an ONNX model's initializers, which
+  // are in no safetensors file): add() puts tensors in; read() and readSlice() copy them out.
+  static SafetensorsFile inMemory(const std::string& path);
+  void add(const std::string& name, Tensor tensor);
 
   const std::string& path() const { return path_; }
   const std::map<std::string, SafetensorsEntry>& entries() const { return entries_; }
@@ -47,7 +52,15 @@ class SafetensorsFile {
   std::string path_;
   std::map<std::string, SafetensorsEntry> entries_;
   uint64_t dataStart_ = 0;  // file offset of the data section
+  // Set for a stand-in held in memory; shared by its copies.
+  std::shared_ptr<std::map<std::string, Tensor>> memory_;
 };
+
+// Stand-ins made visible to whoever opens weights by path (the runtime's param loading), so
+// that a graph whose params say `file = "model.onnx"` loads them from memory. Registering a
+// path again replaces the earlier stand-in.
+void registerInMemoryWeights(const SafetensorsFile& weights);
+const SafetensorsFile* findInMemoryWeights(const std::string& path);
 
 // Writes the tensors in name order, the header padded to a multiple of 8 bytes so that data
 // stays aligned. Written to `path + ".tmp"` and renamed, so a failed write (a Runtime error)

@@ -8,17 +8,12 @@
 #include <fmt/format.h>
 
 #include "codegen/gpu_arch.h"
+#include "frontend/onnx_import.h"
 #include "passes/pipeline.h"
 
 namespace gxc {
 
 CompiledModel compileModel(const CompileOptions& options, CompileFor purpose, std::ostream& notes) {
-  // Before the file is read as YAML, whose parser would only say it is not YAML.
-  if (std::filesystem::path(options.modelPath).extension() == ".onnx")
-    usageError(
-        "{}: ONNX models are not read yet by this version; write the model in gxc's "
-        "YAML (docs/model-format.md)",
-        options.modelPath);
   CompiledModel compiled;
   if (!options.simGpus.empty()) compiled.sim = parseSimGpusOption(options.simGpus);
   compiled.devices =
@@ -57,7 +52,18 @@ CompiledModel compileModel(const CompileOptions& options, CompileFor purpose, st
   modelOptions.weightsPath = options.weightsPath;
   modelOptions.dims = parseDimOptions(options.dims);
   modelOptions.givenInputs = options.givenInputs;
-  compiled.graph = loadModel(options.modelPath, modelOptions);
+  if (isOnnxPath(options.modelPath)) {
+    ImportedOnnx imported = importOnnx(options.modelPath, modelOptions);
+    registerInMemoryWeights(*imported.weights);
+    for (const auto& [onnxName, gxcName] : imported.renamedOutputs)
+      notes << fmt::format(
+          "gxc: note: ONNX output '{}' is named '{}' here (--output writes {}.npy)\n", onnxName,
+          gxcName, gxcName);
+    compiled.renamedInputs = imported.renamedInputs;
+    compiled.graph = std::move(imported.graph);
+  } else {
+    compiled.graph = loadModel(options.modelPath, modelOptions);
+  }
   // One note, the only one about devices (context.hostFallbackNoted): whatever the model
   // places on cuda runs on the host too, so assign-devices need not repeat it.
   if (compiled.devices.noGpuFound)

@@ -38,6 +38,8 @@ struct CompiledModel {
   DeviceList devices;  // host only, or the GPUs behind cuda:0, cuda:1, ...
   SimGpusOption sim;   // the virtual GPUs, when the run has them
   Target target;       // the devices as the passes planned for them, and the platform runs on
+  // An ONNX model's input names that are not valid gxc names, with the names gxc gave them.
+  std::vector<std::pair<std::string, std::string>> renamedInputs;
 };
 
 // What the compiled model is for: `gxc run` runs it, `gxc compile` only writes it out; the

@@ -13,6 +13,7 @@
 #include "target/byte_size.h"
 #include "tools/driver/error_handling.h"
 #include "tools/driver/gpu_code.h"
+#include "tools/driver/import_command.h"
 #include "tools/driver/plan_printer.h"
 #include "tools/driver/run_command.h"
 #include "tools/driver/terminal_progress.h"
@@ -147,9 +148,13 @@ int gxcMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     // Commands of cli.md this version does not have: refused by name, whatever follows them.
     CLI::App* trainCommand = app.add_subcommand("train", "train a model's params (not built yet)");
     trainCommand->allow_extras();
-    CLI::App* importCommand =
-        app.add_subcommand("import", "an ONNX model as gxc YAML (not built yet)");
-    importCommand->allow_extras();
+    ImportOptions import;
+    CLI::App* importApp = app.add_subcommand("import", "an ONNX model as gxc YAML");
+    importApp->add_option("model", import.modelPath, "the ONNX model (.onnx)")->required();
+    importApp->add_option("-o", import.outPath, "OUT.yaml; the weights go to OUT.safetensors")
+        ->required();
+    importApp->add_option("--dim", import.dims,
+                          "NAME=N: fixes a dynamic axis to N in the written model (repeatable)");
 
     std::string simGpus;
     CLI::App* devices = app.add_subcommand("devices", "list devices");
@@ -166,8 +171,7 @@ int gxcMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     }
     if (trainCommand->parsed())
       usageError("train: not built yet: this version runs models forward only (gxc run)");
-    if (importCommand->parsed())
-      usageError("import: not built yet: this version reads no ONNX models");
+    if (importApp->parsed()) return importCommand(import, out);
     if (runCommand->parsed()) {
       checkPlacement(run.compile, runCommand->count("--microbatches") > 0);
       return runModel(run, out, err);

@@ -65,10 +65,9 @@ std::map<std::string, Tensor> bindInputs(const Graph& graph,
     if (tensor.dtype() != input->type.dtype) tensor = readNpy(file->second.path, input->type.dtype);
     if (tensor.dtype() != input->type.dtype || tensor.shape() != input->type.shape)
       throw Error(ErrorKind::Model, {file->second.path, 0, 0},
-                  fmt::format("input '{}' is {}{} but the model declares {} ({}:{}:{})",
-                              input->name, dtypeName(tensor.dtype()), shapeString(tensor.shape()),
-                              input->type.withoutDevice(), input->loc.file, input->loc.line,
-                              input->loc.col));
+                  fmt::format("input '{}' is {}{} but the model declares {} ({})", input->name,
+                              dtypeName(tensor.dtype()), shapeString(tensor.shape()),
+                              input->type.withoutDevice(), input->loc.where()));
     tensors[input->name] = std::move(tensor);
   }
   return tensors;
@@ -246,6 +245,12 @@ int runModel(const RunOptions& options, std::ostream& out, std::ostream& err) {
   for (auto& [name, file] : files)
     compileOptions.givenInputs[name] = {file.path, [&file] { return file.read().shape(); }};
   CompiledModel compiled = compileModel(compileOptions, CompileFor::Run, err);
+  for (const auto& [onnxName, gxcName] : compiled.renamedInputs) {
+    auto file = files.find(onnxName);
+    if (file == files.end()) continue;
+    files[gxcName] = std::move(file->second);
+    files.erase(onnxName);
+  }
   const Graph& graph = *compiled.graph;
   bool realGpus = !compiled.devices.hostOnly() && !compiled.sim.enabled();
   if (arch && !realGpus)

@@ -1,0 +1,294 @@
+// ONNX models to gxc (see onnx_import.h): the graph's order, inputs and outputs, and the
+// dispatch of each node to its translator.
+#include "frontend/onnx_import.h"
+
+#include <algorithm>
+#include <cctype>
+#include <queue>
+
+#include <fmt/ranges.h>
+
+#include "frontend/onnx_importer.h"
+
+namespace gxc {
+namespace {
+
+const OnnxTranslators& translators() {
+  static const OnnxTranslators table = [] {
+    OnnxTranslators t;
+    addElementwiseTranslators(t);
+    addShapeTranslators(t);
+    addNnTranslators(t);
+    addReductionTranslators(t);
+    return t;
+  }();
+  return table;
+}
+
+bool isNameChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
+}
+
+// A dimension name: letters, digits and _, not first a digit.
+std::string dimName(const std::string& text) {
+  std::string name;
+  for (char c : text) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) name = "d_" + name;
+  return name;
+}
+
+}  // namespace
+
+bool isOnnxPath(const std::string& path) {
+  std::string extension = std::filesystem::path(path).extension().string();
+  std::transform(extension.begin(), extension.end(), extension.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  return extension == ".onnx";
+}
+
+OnnxImporter::OnnxImporter(const std::string& path, const ModelOptions& options, bool forImport)
+    : model_(readOnnxModel(path)), options_(options), forImport_(forImport) {
+  weights_ = std::make_shared<SafetensorsFile>(SafetensorsFile::inMemory(path));
+  for (const onnx::TensorProto& tensor : model_.proto.graph().initializer())
+    initializers_[tensor.name()] = &tensor;
+  for (const onnx::ValueInfoProto& output : model_.proto.graph().output())
+    graphOutputs_.insert(output.name());
+}
+
+std::string OnnxImporter::uniqueName(const std::string& onnxName) {
+  std::string name;
+  // PyTorch's exporter names nodes by module path: /layer1/conv/Conv reads layer1.conv.Conv.
+  size_t start = onnxName.find_first_not_of('/');
+  for (size_t i = start == std::string::npos ? onnxName.size() : start; i < onnxName.size(); ++i)
+    name += onnxName[i] == '/' ? '.' : isNameChar(onnxName[i]) ? onnxName[i] : '_';
+  if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_'))
+    name = "v_" + name;
+  std::string candidate = name;
+  for (int suffix = 2; usedNames_.count(candidate); ++suffix)
+    candidate = fmt::format("{}_{}", name, suffix);
+  usedNames_.insert(candidate);
+  return candidate;
+}
+
+// ONNX requires nodes in topological order, but readers tolerate files that are not: order
+// them, refusing a name nothing produces and a cycle.
+void OnnxImporter::orderNodes() {
+  const onnx::GraphProto& graph = model_.proto.graph();
+  std::set<std::string> available;
+  for (const onnx::ValueInfoProto& input : graph.input()) available.insert(input.name());
+  for (const auto& [name, tensor] : initializers_) available.insert(name);
+  std::unordered_map<std::string, int> producer;
+  for (int i = 0; i < graph.node_size(); ++i)
+    for (const std::string& output : graph.node(i).output())
+      if (!output.empty()) producer[output] = i;
+  std::vector<int> waiting(graph.node_size(), 0);
+  std::unordered_map<std::string, std::vector<int>> readers;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto& node = graph.node(i);
+    SourceLoc at = SourceLoc::ofNode(model_.path, i, node.name());
+    if (!node.domain().empty() && node.domain() != "ai.onnx") continue;  // refused later
+    for (const std::string& input : node.input()) {
+      if (input.empty() || available.count(input)) continue;
+      if (!producer.count(input))
+        modelError(at, "{} node reads '{}', which no node, graph input or initializer produces",
+                   node.op_type(), input);
+      ++waiting[i];
+      readers[input].push_back(i);
+    }
+  }
+  std::priority_queue<int, std::vector<int>, std::greater<>> ready;  // file order among ready
+  for (int i = 0; i < graph.node_size(); ++i)
+    if (waiting[i] == 0) ready.push(i);
+  while (!ready.empty()) {
+    int i = ready.top();
+    ready.pop();
+    order_.push_back(&graph.node(i));
+    indexOf_.push_back(i);
+    for (const std::string& output : graph.node(i).output())
+      for (int reader : readers[output])
+        if (--waiting[reader] == 0) ready.push(reader);
+    readers.erase(std::string());  // an omitted output reads nothing
+  }
+  if (order_.size() < static_cast<size_t>(graph.node_size()))
+    for (int i = 0; i < graph.node_size(); ++i)
+      if (waiting[i] > 0)
+        modelError(SourceLoc::ofNode(model_.path, i, graph.node(i).name()),
+                   "{} node is on a cycle: the graph's nodes read each other's outputs",
+                   graph.node(i).op_type());
+}
+
+void OnnxImporter::refuseUnsupportedOps() const {
+  std::vector<std::string> unsupported;
+  for (size_t k = 0; k < order_.size(); ++k) {
+    const onnx::NodeProto& node = *order_[k];
+    bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
+    if (defaultDomain && translators().count(node.op_type())) continue;
+    unsupported.push_back(fmt::format("{}{} (node {} \"{}\", opset {})",
+                                      defaultDomain ? "" : node.domain() + ".", node.op_type(),
+                                      indexOf_[k], node.name(), defaultDomain ? model_.opset : 0));
+  }
+  if (unsupported.empty()) return;
+  modelError(SourceLoc{model_.path, 0, 0},
+             "{} node{} use{} ONNX ops gxc does not have (docs/onnx.md lists those it has): {}",
+             unsupported.size(), unsupported.size() == 1 ? "" : "s",
+             unsupported.size() == 1 ? "s" : "", fmt::join(unsupported, ", "));
+}
+
+void OnnxImporter::declareInputs(YAML::Node& inputs) {
+  std::map<std::string, GivenInput> given;
+  std::set<std::string> fixedAxes;
+  for (const onnx::ValueInfoProto& input : model_.proto.graph().input()) {
+    if (initializers_.count(input.name())) continue;  // older exporters list them as inputs
+    SourceLoc at{model_.path, 0, 0};
+    if (!input.type().has_tensor_type())
+      modelError(at, "graph input '{}' is not a tensor (gxc takes tensor inputs only)",
+                 input.name());
+    const onnx::TypeProto::Tensor& type = input.type().tensor_type();
+    std::optional<DType> dtype = dtypeFromOnnx(type.elem_type());
+    if (!dtype)
+      modelError(at, "graph input '{}' has element type {}, which gxc has no dtype for",
+                 input.name(), onnxTypeName(type.elem_type()));
+    if (!type.has_shape())
+      modelError(at, "graph input '{}' has no shape (gxc needs at least its rank)", input.name());
+    std::string name = uniqueName(input.name());
+    YAML::Node shape(YAML::NodeType::Sequence);
+    for (int d = 0; d < type.shape().dim_size(); ++d) {
+      const onnx::TensorShapeProto::Dimension& dim = type.shape().dim(d);
+      if (dim.has_dim_value()) {
+        if (dim.dim_value() <= 0)
+          modelError(at, "graph input '{}': dim {} is {} (gxc shapes are positive)", input.name(),
+                     d, dim.dim_value());
+        shape.push_back(dim.dim_value());
+      } else {
+        std::string axis = dimName(dim.has_dim_param() && !dim.dim_param().empty()
+                                       ? dim.dim_param()
+                                       : fmt::format("{}_dim{}", name, d));
+        auto fixed = options_.dims.find(axis);
+        if (forImport_ && fixed != options_.dims.end()) {  // --dim fixes it in the model file
+          shape.push_back(fixed->second);
+          fixedAxes.insert(axis);
+          continue;
+        }
+        hasDynamicAxes_ = true;
+        shape.push_back(axis);
+        // The import evaluates the graph once, for a binding of its own: distinct primes, so
+        // that no axis broadcasts as a 1 would and no two are confused.
+        static constexpr int64_t kPlaceholders[] = {2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37};
+        if (forImport_ && !options_.dims.count(axis))
+          options_.dims[axis] = kPlaceholders[placeholders_++ % std::size(kPlaceholders)];
+      }
+    }
+    YAML::Node spec;
+    spec["shape"] = shape;
+    spec["shape"].SetStyle(YAML::EmitterStyle::Flow);
+    spec["dtype"] = dtypeText(*dtype);
+    spec.SetStyle(YAML::EmitterStyle::Flow);
+    inputs[name] = spec;
+    gxcName_[input.name()] = name;
+    if (name != input.name()) result_.renamedInputs.emplace_back(input.name(), name);
+    auto file = options_.givenInputs.find(input.name());
+    if (file != options_.givenInputs.end()) given[name] = file->second;
+  }
+  for (const auto& [name, file] : options_.givenInputs)
+    if (!gxcName_.count(name)) {
+      std::vector<std::string> names;
+      for (const auto& [onnxName, gxc] : gxcName_) names.push_back(onnxName);
+      usageError("--input {}={}: the model has no input '{}' (inputs: {})", name, file.file, name,
+                 fmt::join(names, ", "));
+    }
+  options_.givenInputs = std::move(given);
+  for (const std::string& axis : fixedAxes) options_.dims.erase(axis);
+}
+
+std::string OnnxImporter::paramFor(const std::string& onnxName, const OnnxConstant& constant,
+                                   const SourceLoc& at) {
+  auto known = gxcName_.find(onnxName);
+  if (known != gxcName_.end()) return known->second;
+  if (constant.fromDynamicAxes && forImport_)
+    modelError(at,
+               "'{}' is computed from the dynamic axes and read as a tensor: the imported model "
+               "would hold this binding's numbers; import with --dim for every dynamic axis",
+               onnxName);
+  std::string name = uniqueName(onnxName);
+  weights_->add(name, constant.tensor);
+  YAML::Node spec;
+  spec["shape"] = yamlInts(constant.tensor.shape());
+  spec["dtype"] = dtypeText(constant.tensor.dtype());
+  spec.SetStyle(YAML::EmitterStyle::Flow);
+  params_[name] = spec;
+  builder_->addParamSpec(name, spec, at);
+  gxcName_[onnxName] = name;
+  return name;
+}
+
+void OnnxImporter::addLayer(const YAML::Node& layer, const SourceLoc& at) {
+  builder_->addLayer(layer, at);
+  layers_.push_back(layer);
+}
+
+void OnnxImporter::translate(const onnx::NodeProto& proto, int index) {
+  OnnxNode node(*this, proto, index);
+  if (!foldOnnxNode(node)) translators().at(proto.op_type())(node);
+  for (size_t i = 0; i < node.outputCount(); ++i) {
+    const std::string& output = proto.output(static_cast<int>(i));
+    GXC_CHECK(output.empty() || gxcName_.count(output) || constants_.count(output),
+              "the {} translator left output '{}' undefined", proto.op_type(), output);
+  }
+}
+
+void OnnxImporter::declareOutputs() {
+  YAML::Node outputs(YAML::NodeType::Sequence);
+  for (const onnx::ValueInfoProto& output : model_.proto.graph().output()) {
+    SourceLoc at{model_.path, 0, 0};
+    std::string name;
+    auto value = gxcName_.find(output.name());
+    if (value != gxcName_.end()) {
+      name = value->second;
+    } else {
+      auto constant = constants_.find(output.name());
+      if (constant == constants_.end())
+        modelError(at, "graph output '{}' is produced by no node, input or initializer",
+                   output.name());
+      name = paramFor(output.name(), constant->second, at);
+    }
+    outputs.push_back(name);
+    if (name != output.name()) result_.renamedOutputs.emplace_back(output.name(), name);
+  }
+  outputs.SetStyle(YAML::EmitterStyle::Flow);
+  root_["outputs"] = outputs;
+}
+
+ImportedOnnx OnnxImporter::run() {
+  orderNodes();
+  refuseUnsupportedOps();
+  root_["gxc"] = 1;
+  std::string graphName = model_.proto.graph().name();
+  std::string modelName = std::filesystem::path(model_.path).stem().string();
+  root_["name"] = uniqueName(graphName.empty() ? modelName : graphName);
+  YAML::Node inputs(YAML::NodeType::Map);
+  declareInputs(inputs);
+  if (inputs.size() == 0)
+    modelError(SourceLoc{model_.path, 0, 0},
+               "the graph has no inputs (gxc models take at least one)");
+  root_["inputs"] = inputs;
+  params_ = YAML::Node(YAML::NodeType::Map);
+  layers_ = YAML::Node(YAML::NodeType::Sequence);
+  ModelOptions builderOptions = options_;
+  builderOptions.inMemoryWeights = weights_;
+  builder_ = std::make_unique<ModelBuilder>(model_.path, model_.directory.string(), builderOptions);
+  builder_->beginModel(root_, SourceLoc{model_.path, 0, 0});
+  for (size_t k = 0; k < order_.size(); ++k) translate(*order_[k], indexOf_[k]);
+  declareOutputs();
+  result_.graph = builder_->finishModel(root_);
+  if (params_.size() > 0) root_["params"] = params_;
+  root_["layers"] = layers_;
+  result_.model = root_;
+  result_.weights = weights_;
+  return std::move(result_);
+}
+
+ImportedOnnx importOnnx(const std::string& path, const ModelOptions& options, bool forImport) {
+  return OnnxImporter(path, options, forImport).run();
+}
+
+}  // namespace gxc
