@@ -5,11 +5,8 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
-
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <limits>
+#include <utility>
 
 #include "ir/diagnostic.h"
 #include "tensor/binary_file.h"
@@ -71,8 +68,10 @@ std::filesystem::path externalDataPath(const std::string& location, const OnnxMo
   return file;
 }
 
-void readExternalData(const onnx::TensorProto& tensor, const OnnxModel& model,
-                      std::string_view what, Tensor& out) {
+// The external data's file, offset and length, checked against the tensor's size and the
+// file's before anything is allocated.
+Tensor readExternalData(const onnx::TensorProto& tensor, const OnnxModel& model,
+                        std::string_view what, DType dtype, const Shape& shape, uint64_t nbytes) {
   std::string location;
   uint64_t offset = 0;
   std::optional<uint64_t> length;
@@ -97,24 +96,36 @@ void readExternalData(const onnx::TensorProto& tensor, const OnnxModel& model,
                                      "location, offset and length)",
                                      what, entry.key()));
   }
-  if (length && *length != out.nbytes())
+  if (length && *length != nbytes)
     failAt(model.path, fmt::format("{}: external data length {} is not the {} bytes of its "
                                    "dtype and shape",
-                                   what, *length, out.nbytes()));
+                                   what, *length, nbytes));
   std::filesystem::path file = externalDataPath(location, model, what);
+  // Checked here, not left to InputFile, so that the message is located at the model.
+  std::error_code statError;
+  std::filesystem::file_status status = std::filesystem::status(file, statError);
+  if (!std::filesystem::exists(status))
+    failAt(model.path, fmt::format("{}: external data file '{}' does not exist", what, location));
+  if (!std::filesystem::is_regular_file(status))
+    failAt(model.path, fmt::format("{}: external data '{}' is not a file", what, location));
   InputFile input(file.string());
-  if (!input.readAt(offset, out.data(), out.nbytes()))
-    failAt(model.path, fmt::format("{}: external data file '{}' ends before bytes {}..{}", what,
-                                   location, offset, offset + out.nbytes()));
+  // Written so that neither side can overflow: offset + nbytes might.
+  if (offset > input.size() || input.size() - offset < nbytes)
+    failAt(model.path, fmt::format("{}: external data file '{}' ends before the {} bytes at "
+                                   "offset {} (it holds {} bytes)",
+                                   what, location, nbytes, offset, input.size()));
+  Tensor out(dtype, shape);
+  if (!input.readAt(offset, out.data(), nbytes))
+    failAt(model.path, fmt::format("{}: external data file '{}': cannot read its {} bytes at "
+                                   "offset {}",
+                                   what, location, nbytes, offset));
+  return out;
 }
 
 // The typed fields: each element in a repeated field of a wider type.
+// The caller has checked that the field holds one value per element.
 template <typename Field>
-void copyTypedField(const Field& field, std::string_view fieldName, const OnnxModel& model,
-                    std::string_view what, Tensor& out) {
-  if (field.size() != out.numel())
-    failAt(model.path, fmt::format("{}: {} holds {} values for {} elements", what, fieldName,
-                                   field.size(), out.numel()));
+void copyTypedField(const Field& field, Tensor& out) {
   for (int64_t i = 0; i < out.numel(); ++i) {
     auto value = field.Get(static_cast<int>(i));
     switch (out.dtype()) {
@@ -141,28 +152,47 @@ void copyTypedField(const Field& field, std::string_view fieldName, const OnnxMo
   }
 }
 
+// How many values the typed field of the dtype's ONNX type holds, and its name.
+std::pair<int64_t, std::string_view> typedFieldSize(const onnx::TensorProto& tensor, DType dtype) {
+  switch (dtype) {
+    case DType::F32:
+      return {tensor.float_data_size(), "float_data"};
+    case DType::F64:
+      return {tensor.double_data_size(), "double_data"};
+    case DType::I64:
+      return {tensor.int64_data_size(), "int64_data"};
+    default:
+      return {tensor.int32_data_size(), "int32_data"};
+  }
+}
+
 }  // namespace
 
-OnnxModel readOnnxModel(const std::string& path) {
+OnnxModel readOnnxModelFromBytes(std::string_view bytes, const std::string& path) {
   OnnxModel model;
   model.path = path;
   model.directory = std::filesystem::path(path).parent_path();
   if (model.directory.empty()) model.directory = ".";
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) failAt(path, fmt::format("cannot open: {}", std::strerror(errno)));
-  bool parsed = false;
-  {
-    google::protobuf::io::FileInputStream stream(fd);
-    stream.SetCloseOnDelete(true);
-    parsed = model.proto.ParseFromZeroCopyStream(&stream);
-  }
-  if (!parsed)
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
+      !model.proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     failAt(path,
            "not an ONNX model: the file does not parse as an onnx.ModelProto (a model "
            "over 2 GB must keep its weights as external data)");
   if (!model.proto.has_graph()) failAt(path, "the ONNX model has no graph");
   model.opset = defaultDomainOpset(model.proto, path);
   return model;
+}
+
+OnnxModel readOnnxModel(const std::string& path) {
+  InputFile file(path);
+  // Protobuf parses no message over 2 GB: refused before reading the file into memory.
+  if (file.size() > static_cast<uint64_t>(std::numeric_limits<int>::max()))
+    failAt(path, fmt::format("not an ONNX model: the file is {} bytes, over protobuf's 2 GB "
+                             "limit (a large model keeps its weights as external data)",
+                             file.size()));
+  std::string bytes(file.size(), '\0');
+  if (!file.readAt(0, bytes.data(), bytes.size())) failAt(path, "cannot read the whole file");
+  return readOnnxModelFromBytes(bytes, path);
 }
 
 std::optional<DType> dtypeFromOnnx(int32_t elemType) {
@@ -199,33 +229,46 @@ Tensor readOnnxTensor(const onnx::TensorProto& tensor, const OnnxModel& model,
     failAt(model.path, fmt::format("{}: {} tensors are not supported (gxc has FLOAT, FLOAT16, "
                                    "BFLOAT16, DOUBLE, INT32, INT64 and BOOL)",
                                    what, onnxTypeName(tensor.data_type())));
+  if (tensor.dims_size() > kMostOnnxTensorRank)
+    failAt(model.path, fmt::format("{}: rank {} is over {}, the most gxc reads", what,
+                                   tensor.dims_size(), kMostOnnxTensorRank));
   Shape shape(tensor.dims().begin(), tensor.dims().end());
   for (int64_t dim : shape)
     if (dim < 0) failAt(model.path, fmt::format("{}: negative dimension {}", what, dim));
-  if (!checkedNumel(shape)) failAt(model.path, fmt::format("{}: too many elements", what));
-  Tensor out(*dtype, shape);
-  if (tensor.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
-    readExternalData(tensor, model, what, out);
-  } else if (tensor.has_raw_data()) {
-    if (tensor.raw_data().size() != out.nbytes())
+  std::optional<int64_t> numel = checkedNumel(shape);
+  uint64_t nbytes = 0;
+  if (!numel || __builtin_mul_overflow(static_cast<uint64_t>(*numel), dtypeSize(*dtype), &nbytes))
+    failAt(model.path, fmt::format("{}: shape {} has more elements than a tensor can hold", what,
+                                   shapeString(shape)));
+  // Each source is checked to hold the bytes the shape needs before the tensor is allocated.
+  if (tensor.data_location() == onnx::TensorProto_DataLocation_EXTERNAL)
+    return readExternalData(tensor, model, what, *dtype, shape, nbytes);
+  if (tensor.has_raw_data()) {
+    if (tensor.raw_data().size() != nbytes)
       failAt(model.path, fmt::format("{}: raw_data holds {} bytes, its dtype and shape need {}",
-                                     what, tensor.raw_data().size(), out.nbytes()));
-    std::memcpy(out.data(), tensor.raw_data().data(), out.nbytes());
-  } else {
-    switch (*dtype) {
-      case DType::F32:
-        copyTypedField(tensor.float_data(), "float_data", model, what, out);
-        break;
-      case DType::F64:
-        copyTypedField(tensor.double_data(), "double_data", model, what, out);
-        break;
-      case DType::I64:
-        copyTypedField(tensor.int64_data(), "int64_data", model, what, out);
-        break;
-      default:
-        copyTypedField(tensor.int32_data(), "int32_data", model, what, out);
-        break;
-    }
+                                     what, tensor.raw_data().size(), nbytes));
+    Tensor out(*dtype, shape);
+    if (nbytes > 0) std::memcpy(out.data(), tensor.raw_data().data(), nbytes);
+    return out;
+  }
+  auto [values, fieldName] = typedFieldSize(tensor, *dtype);
+  if (values != *numel)
+    failAt(model.path, fmt::format("{}: {} holds {} values for {} elements of shape {}", what,
+                                   fieldName, values, *numel, shapeString(shape)));
+  Tensor out(*dtype, shape);
+  switch (*dtype) {
+    case DType::F32:
+      copyTypedField(tensor.float_data(), out);
+      break;
+    case DType::F64:
+      copyTypedField(tensor.double_data(), out);
+      break;
+    case DType::I64:
+      copyTypedField(tensor.int64_data(), out);
+      break;
+    default:
+      copyTypedField(tensor.int32_data(), out);
+      break;
   }
   return out;
 }

@@ -5,9 +5,13 @@
 //
 // Every malformed file is refused with a model error located at the file (and naming the
 // tensor at fault): a file that is not a ModelProto, an opset outside the supported range, an
-// element type gxc has no dtype for, data of the wrong size, and an external data path that
-// leaves the model's folder (an absolute path, `..`, or a link pointing out), which a model
-// from elsewhere must not be able to make gxc read.
+// element type gxc has no dtype for, a negative dim or an absurd rank, data of the wrong size,
+// and an external data path that leaves the model's folder (an absolute path, `..`, or a link
+// pointing out), which a model from elsewhere must not be able to make gxc read. A tensor's
+// size is checked against the bytes it has (raw_data, the typed fields, the external file)
+// before anything is allocated, so no file makes gxc allocate more than the file holds.
+// Zero dims are read (ONNX has empty tensors, e.g. Resize's unused roi): whether an empty
+// tensor may become a gxc value is for whoever uses it to decide.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +33,8 @@ namespace gxc {
 // before 13, ...); an attribute of an older form they do not know is refused, never ignored.
 constexpr int64_t kOldestOnnxOpset = 7;
 constexpr int64_t kNewestOnnxOpset = 28;
+// ONNX sets no limit on a tensor's rank; a rank past this one is a malformed file.
+constexpr int64_t kMostOnnxTensorRank = 32;
 
 struct OnnxModel {
   std::string path;                 // as given: messages name it
@@ -38,6 +44,9 @@ struct OnnxModel {
 };
 
 OnnxModel readOnnxModel(const std::string& path);
+// The same on the file's bytes, already read: `path` names the model in messages, and its
+// folder is where external data is found.
+OnnxModel readOnnxModelFromBytes(std::string_view bytes, const std::string& path);
 
 // gxc's dtype for an ONNX element type (TensorProto.DataType), if it has one.
 std::optional<DType> dtypeFromOnnx(int32_t elemType);

@@ -5,9 +5,10 @@ set -euo pipefail
 # graphviz: `dot`, which draws what `gxc compile --emit dot` writes (the README's picture).
 # python3-torch, python3-torchvision: tests/onnx/export_networks.py exports the test networks.
 # python3-venv: the ONNX conformance runner's environment (scripts/python-env.sh).
+# clang-14 and libclang-rt-14-dev (libFuzzer, AddressSanitizer): the parsers' fuzz targets.
 packages=(cmake g++ make python3 libyaml-cpp-dev libgtest-dev libcli11-dev libfmt-dev
           nlohmann-json3-dev libopenblas-dev libdnnl-dev libonnx-dev libprotobuf-dev llvm-14-tools
-          graphviz python3-torch python3-torchvision python3-venv)
+          graphviz python3-torch python3-torchvision python3-venv clang-14 libclang-rt-14-dev)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||

@@ -7,7 +7,7 @@
 # (tests/compare_cuda_builds.py); then the unit tests again under AddressSanitizer (leaks
 # included: a failed run must free everything) and the runtime's tests under ThreadSanitizer
 # (sim streams are threads, and so
-# is the redraw of the progress line).
+# is the redraw of the progress line); then the parsers' libFuzzer targets for a bounded time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The venv first: the build's configure step finds in it the Python of the onnx_networks test.
@@ -26,7 +26,7 @@ onnx_min_pass=428 # tests that must pass on each platform (onnx 1.23.2)
 
 echo "== the suite in a build without CUDA"
 cmake -S . -B build-nocuda -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGXC_WITH_CUDA=OFF > /dev/null
-cmake --build build-nocuda -j "$jobs" --target gxc gxc-opt gxc_unit_tests
+cmake --build build-nocuda -j "$jobs" --target gxc gxc-opt gxc_unit_tests gxc_fuzz_replays
 (cd build-nocuda && ctest --output-on-failure -j "$jobs" --output-junit ctest.xml)
 python3 tests/compare_cuda_builds.py build build-nocuda
 
@@ -40,3 +40,26 @@ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGXC_SANITIZE=thread
 cmake --build build-tsan -j "$jobs" --target gxc_unit_tests
 TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" build-tsan/tests/gxc_unit_tests --gtest_brief=1 \
   --gtest_filter='Sim*:*PlatformEquivalence*:*ExecutedPlan*:TerminalProgressThread*'
+
+echo "== fuzzing the parsers for a bounded time (libFuzzer, clang-14)"
+# Each fuzz target runs over a copy of its seed corpus (libFuzzer adds the inputs it finds to
+# the corpus folder: the repository's stays as it is); a crash, leak, timeout or excessive
+# allocation leaves an artifact and fails the run.
+cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
+  -DGXC_FUZZ=ON -DGXC_WITH_CUDA=OFF > /dev/null
+fuzz_work=$(mktemp -d)
+# target:seconds:seed folder
+for fuzz in onnx_reader:60:tests/fixtures/onnx npy_reader:30:tests/fixtures/io \
+  safetensors_reader:30:tests/fixtures/io yaml_model:30:models; do
+  IFS=: read -r target seconds seeds <<< "$fuzz"
+  cmake --build build-fuzz -j "$jobs" --target "gxc_fuzz_$target"
+  mkdir -p "$fuzz_work/$target/corpus" "$fuzz_work/$target/artifacts"
+  find "$seeds" -maxdepth 1 -type f -exec cp {} "$fuzz_work/$target/corpus/" \;
+  if ! "build-fuzz/fuzz/gxc_fuzz_$target" -max_total_time="$seconds" -timeout=10 \
+    -print_final_stats=1 -artifact_prefix="$fuzz_work/$target/artifacts/" \
+    "$fuzz_work/$target/corpus"; then
+    echo "gxc_fuzz_$target failed: the input is in $fuzz_work/$target/artifacts" >&2
+    exit 1
+  fi
+done
+rm -rf "$fuzz_work"

@@ -80,9 +80,31 @@ TEST(OnnxFileTest, MalformedFilesAreOneModelErrorEach) {
            Case{"raw_data_short.onnx", "raw_data holds 44 bytes, its dtype and shape need 48"},
            Case{"external_dotdot.onnx", "'../outside.bin' leaves the model's folder"},
            Case{"external_absolute.onnx", "'/etc/passwd' must be a path relative"},
-           Case{"external_short.onnx", "ends before bytes"},
+           Case{"external_short.onnx", "ends before the 48 bytes at offset 104 (it holds 112"},
            Case{"external_wrong_length.onnx", "external data length 52 is not the 48 bytes"},
            Case{"missing.onnx", "cannot open"},
+           Case{"truncated.onnx", "does not parse as an onnx.ModelProto"},
+           Case{"opset99.onnx", "opset 99 is newer than 28"},
+           Case{"typed_fields_short.onnx",
+                "initializer 'w': float_data holds 11 values for 12 elements"},
+           Case{"negative_dim.onnx", "initializer 'neg': negative dimension -1"},
+           Case{"rank1000.onnx", "initializer 'rank': rank 1000 is over 32"},
+           Case{"dims_overflow.onnx",
+                "initializer 'big': shape [1099511627776,1099511627776] has more elements"},
+           // Refused from the data's size, before 256 TiB are allocated: an allocation first
+           // would throw std::bad_alloc (or abort under ASan), failing the test.
+           Case{"dims_absurd.onnx",
+                "initializer 'huge': raw_data holds 4 bytes, its dtype and "
+                "shape need 281474976710656"},
+           Case{"dims_absurd_typed.onnx", "int64_data holds 2 values for 70368744177664 elements"},
+           Case{"dims_absurd_external.onnx",
+                "'data/weights.bin' ends before the "
+                "281474976710656 bytes at offset 0 (it holds 112"},
+           Case{"external_missing.onnx",
+                "initializer 'w': external data file 'data/missing.bin' does not exist"},
+           Case{"external_offset_beyond.onnx", "ends before the 48 bytes at offset 1048576"},
+           Case{"external_offset_overflow.onnx",
+                "ends before the 48 bytes at offset 18446744073709551615"},
        }) {
     std::string message = errorOf(fixture(c.file));
     EXPECT_NE(message.find(c.message), std::string::npos) << c.file << ": " << message;
@@ -107,6 +129,31 @@ TEST(OnnxFileTest, OpsetsOlderThanSevenAreRefused) {
   std::string message = errorOf(path);
   EXPECT_NE(message.find("opset 6 is older than 7"), std::string::npos) << message;
   std::filesystem::remove(path);
+}
+
+// ONNX has empty tensors (an exporter's unused Resize roi): the reader reads them as they are.
+TEST(OnnxFileTest, AZeroDimIsAnEmptyTensor) {
+  std::map<std::string, Tensor> tensors = initializers("zero_dim.onnx");
+  const Tensor& empty = tensors.at("empty");
+  EXPECT_EQ(empty.shape(), (Shape{0, 3}));
+  EXPECT_EQ(empty.numel(), 0);
+}
+
+// The bytes of a file read as the file does (the fuzz target's entry point), and the same
+// errors, located at the path given.
+TEST(OnnxFileTest, BytesReadAsTheFile) {
+  std::ifstream in(fixture("raw_data.onnx"), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  OnnxModel model = readOnnxModelFromBytes(bytes, fixture("raw_data.onnx"));
+  EXPECT_EQ(model.opset, 17);
+  EXPECT_EQ(model.proto.graph().initializer_size(), 5);
+  try {
+    readOnnxModelFromBytes(bytes.substr(0, bytes.size() / 2), "cut.onnx");
+    ADD_FAILURE() << "half a model read";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.loc().file, "cut.onnx");
+    EXPECT_NE(error.message().find("does not parse"), std::string::npos) << error.message();
+  }
 }
 
 // A link inside the model's folder that points out of it is refused as `..` is.
