@@ -200,31 +200,43 @@ const PyValue& headerField(const PyValue& dict, std::string_view key, const Sour
   modelError(loc, "malformed header: no '{}' key", key);
 }
 
-Tensor readNpyFile(const std::string& path, std::optional<DType> expected) {
-  SourceLoc loc{path, 0, 0};
-  InputFile file(path);
+// A file read where it lies, without loading it first.
+class FileSource : public NpyByteSource {
+ public:
+  explicit FileSource(const std::string& path) : file_(path) {}
+  uint64_t size() const override { return file_.size(); }
+  bool readAt(uint64_t offset, void* dst, uint64_t n) override {
+    return file_.readAt(offset, dst, n);
+  }
+  const char* noun() const override { return "file"; }
 
+ private:
+  InputFile file_;
+};
+
+Tensor readNpyFrom(NpyByteSource& source, const SourceLoc& loc, std::optional<DType> expected) {
   // Magic, version, then the header length: 2 bytes in version 1.0, 4 from version 2.0 on.
   unsigned char prefix[12] = {};
-  if (file.size() < 8 || !file.readAt(0, prefix, 8) || std::memcmp(prefix, kMagic, kMagicSize))
+  if (source.size() < 8 || !source.readAt(0, prefix, 8) || std::memcmp(prefix, kMagic, kMagicSize))
     modelError(loc, "not a .npy file (bad magic)");
   int major = prefix[6], minor = prefix[7];
   if (minor != 0 || major < 1 || major > 3)
     modelError(loc, "unsupported .npy format version {}.{} (gxc reads 1.0, 2.0 and 3.0)", major,
                minor);
   uint64_t lengthBytes = major == 1 ? 2 : 4;
-  if (!file.readAt(8, prefix + 8, lengthBytes))
-    modelError(loc, "header length past end of file (file has {} bytes)", file.size());
+  if (!source.readAt(8, prefix + 8, lengthBytes))
+    modelError(loc, "header length past end of {} ({} has {} bytes)", source.noun(), source.noun(),
+               source.size());
   uint64_t headerLength = prefix[8] | (uint64_t{prefix[9]} << 8);
   if (major > 1) headerLength |= (uint64_t{prefix[10]} << 16) | (uint64_t{prefix[11]} << 24);
   uint64_t dataOffset = 8 + lengthBytes + headerLength;
-  if (dataOffset > file.size())
-    modelError(loc, "header length {} past end of file (file has {} bytes)", headerLength,
-               file.size());
+  if (dataOffset > source.size())
+    modelError(loc, "header length {} past end of {} ({} has {} bytes)", headerLength,
+               source.noun(), source.noun(), source.size());
   std::string text(headerLength, '\0');
-  if (!file.readAt(8 + lengthBytes, text.data(), headerLength))
-    modelError(loc, "header length {} past end of file (file has {} bytes)", headerLength,
-               file.size());
+  if (!source.readAt(8 + lengthBytes, text.data(), headerLength))
+    modelError(loc, "header length {} past end of {} ({} has {} bytes)", headerLength,
+               source.noun(), source.noun(), source.size());
   PyValue header = HeaderParser(text, loc).parseDict();
   for (const std::string& key : header.keys)
     if (key != "descr" && key != "fortran_order" && key != "shape")
@@ -267,23 +279,33 @@ Tensor readNpyFile(const std::string& path, std::optional<DType> expected) {
 
   // Trailing bytes after the data are ignored, as np.load ignores them.
   uint64_t needed = static_cast<uint64_t>(*numel * elementSize);
-  if (needed > file.size() - dataOffset)
-    modelError(loc, "truncated: data needs {} bytes at offset {}, file has {} bytes", needed,
-               dataOffset, file.size());
+  if (needed > source.size() - dataOffset)
+    modelError(loc, "truncated: data needs {} bytes at offset {}, {} has {} bytes", needed,
+               dataOffset, source.noun(), source.size());
   Tensor tensor(dtype, std::move(shape));
-  if (!file.readAt(dataOffset, tensor.data(), needed))
-    modelError(loc, "truncated: data needs {} bytes at offset {}, file has {} bytes", needed,
-               dataOffset, file.size());
+  if (!source.readAt(dataOffset, tensor.data(), needed))
+    modelError(loc, "truncated: data needs {} bytes at offset {}, {} has {} bytes", needed,
+               dataOffset, source.noun(), source.size());
   return tensor;
 }
 
 }  // namespace
 
-Tensor readNpy(const std::string& path) { return readNpyFile(path, std::nullopt); }
+Tensor readNpy(const std::string& path) {
+  FileSource file(path);
+  return readNpyFrom(file, SourceLoc{path, 0, 0}, std::nullopt);
+}
 
-Tensor readNpy(const std::string& path, DType expected) { return readNpyFile(path, expected); }
+Tensor readNpy(const std::string& path, DType expected) {
+  FileSource file(path);
+  return readNpyFrom(file, SourceLoc{path, 0, 0}, expected);
+}
 
-void writeNpy(const std::string& path, const Tensor& tensor) {
+Tensor readNpy(NpyByteSource& source, const SourceLoc& loc) {
+  return readNpyFrom(source, loc, std::nullopt);
+}
+
+std::string npyHeader(const Tensor& tensor) {
   std::string shape = "(";
   for (size_t i = 0; i < tensor.shape().size(); ++i)
     shape += fmt::format("{}{}", i ? ", " : "", tensor.shape()[i]);
@@ -307,8 +329,12 @@ void writeNpy(const std::string& path, const Tensor& tensor) {
   out += '\0';
   for (size_t i = 0; i < lengthBytes; ++i)
     out += static_cast<char>((dict.size() >> (8 * i)) & 0xff);
-  out += dict;
-  writeAtomically(path, {out, {reinterpret_cast<const char*>(tensor.data()), tensor.nbytes()}});
+  return out + dict;
+}
+
+void writeNpy(const std::string& path, const Tensor& tensor) {
+  writeAtomically(
+      path, {npyHeader(tensor), {reinterpret_cast<const char*>(tensor.data()), tensor.nbytes()}});
 }
 
 }  // namespace gxc
