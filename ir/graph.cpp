@@ -89,6 +89,11 @@ void Graph::replaceAllUsesWith(Value* from, Value* to) {
 
 void Graph::addOutput(const std::string& name, Value* value) { outputs_.push_back({name, value}); }
 
+void Graph::removeOutput(size_t index) {
+  GXC_CHECK(index < outputs_.size(), "output {} of {}", index, outputs_.size());
+  outputs_.erase(outputs_.begin() + static_cast<std::ptrdiff_t>(index));
+}
+
 void Graph::setOutputValue(size_t index, Value* value) { outputs_.at(index).value = value; }
 
 Value* Graph::find(const std::string& name) const {

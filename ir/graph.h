@@ -81,6 +81,7 @@ class Graph {
   void replaceAllUsesWith(Value* from, Value* to);
   void addOutput(const std::string& name, Value* value);
   void setOutputValue(size_t index, Value* value);
+  void removeOutput(size_t index);
 
   Value* find(const std::string& name) const;  // null when absent
   // `base` if unused, else base.1, base.2, ...

@@ -334,6 +334,9 @@ TensorType inferResultType(const Op& op) {
     case OpKind::Copy:
       result.shape = first.shape;
       break;
+    case OpKind::Assign:
+      result.shape = assignedShape(op);
+      break;
     case OpKind::Eq:
     case OpKind::Ne:
     case OpKind::Lt:

@@ -154,4 +154,15 @@ std::vector<int64_t> chunkSizes(int64_t dim, int64_t chunks) {
   return splitSizes(dim, (dim + chunks - 1) / chunks);
 }
 
+Shape assignedShape(const Op& op) {
+  const TensorType& param = infer::operandType(op, 0);
+  const TensorType& value = infer::operandType(op, 1);
+  if (op.operands[0]->producer == nullptr || op.operands[0]->producer->kind != OpKind::Param)
+    infer::fail(op, "assign: '{}' is not a param", op.operands[0]->name);
+  if (value.shape != param.shape || value.dtype != param.dtype)
+    infer::fail(op, "assign: '{}' is {} but param '{}' is {}", op.operands[1]->name,
+                value.withoutDevice(), op.operands[0]->name, param.withoutDevice());
+  return param.shape;
+}
+
 }  // namespace gxc

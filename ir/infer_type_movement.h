@@ -14,6 +14,8 @@ namespace gxc {
 
 // The result shape of a movement op above; a located model error when it cannot apply.
 Shape movementResultShape(const Op& op);
+// assign(param, value): the param's shape; value must be of the param's dtype and shape.
+Shape assignedShape(const Op& op);
 // The result type of gather, index_select, one_hot, pad, repeat and cumsum (their dtype is not
 // always their operand's); ir/infer_type_indexing.cpp.
 TensorType indexingResultType(const Op& op);

@@ -23,6 +23,8 @@ StepKind stepKindOf(const Op& op) {
     case OpKind::Copy:
     case OpKind::To:
       return StepKind::Copy;
+    case OpKind::Assign:
+      return StepKind::Assign;
     case OpKind::Reshape:
     case OpKind::Squeeze:
     case OpKind::Unsqueeze:

@@ -26,6 +26,8 @@ enum class StepKind {
   Generated,  // a generated kernel
   Conv,       // conv2d, conv_transpose2d: oneDNN on the host, cuDNN on GPUs; its generated
               // kernel is built too, the oracle the libraries are checked against
+  Assign,     // assign(param, value): value's bytes copied into the param's own memory, which
+              // is the result's (a training step's in-place update; no arena bytes)
 };
 
 struct KernelStep {

@@ -63,7 +63,11 @@ std::vector<OpSchema> buildSchemas() {
                 {"full_shape", kIntList},
                 {"shard_axis", kInt},
                 {"shard_start", kInt},
-                {"shard_end", kInt}}});
+                {"shard_end", kInt},
+                // Training (passes/autodiff.h): `frozen` (train: keeps it), `role` (made by
+                // the compiler: "gradient_seed", "optimizer_state"; not a state_dict entry).
+                {"frozen", kBool, false, true},
+                {"role", kString, false, true}}});
   // `shard_of`: split-layers made this op as one shard of that layer (passes/split_layers.h).
   s.push_back(
       {OpKind::Matmul,
@@ -262,6 +266,9 @@ std::vector<OpSchema> buildSchemas() {
                  1,
                  {{"k", kInt, true}, {"axis", kInt}, {"largest", kBool}}});
   s.push_back({OpKind::ConvTranspose2d, "conv_transpose2d", 2, 3, convAttrs(true)});
+  // assign(param, value): the optimizer's in-place update; its result is the param's buffer
+  // holding `value` (ir/kernel_steps.h, StepKind::Assign).
+  s.push_back({OpKind::Assign, "assign", 2, 2, {}});
   for (size_t i = 0; i < s.size(); ++i)
     GXC_CHECK(static_cast<size_t>(s[i].kind) == i, "op schema table out of enum order at {}", i);
   return s;
@@ -293,7 +300,8 @@ std::vector<std::string_view> modelOpNames() {
 }
 
 bool isModelOp(OpKind kind) {
-  return kind != OpKind::Param && kind != OpKind::Copy && kind != OpKind::TopkIndices;
+  return kind != OpKind::Param && kind != OpKind::Copy && kind != OpKind::TopkIndices &&
+         kind != OpKind::Assign;
 }
 
 bool isMultiResultLayer(OpKind kind) {

@@ -168,10 +168,24 @@ bool AssignDevicesPass::run(Graph& graph, const PassContext& context) const {
       continue;
     }
     auto users = usersByValue.find(param->result);
-    changed |= replicatePerConsumerDevice(graph, param,
-                                          users == usersByValue.end() ? kNoUsers : users->second,
-                                          placer.resolve({}, "param", name, param->loc));
+    const std::vector<Op*>& readers = users == usersByValue.end() ? kNoUsers : users->second;
+    Device fallback = placer.resolve({}, "param", name, param->loc);
+    auto assign = std::find_if(readers.begin(), readers.end(),
+                               [](const Op* user) { return user->kind == OpKind::Assign; });
+    if (assign == readers.end()) {
+      changed |= replicatePerConsumerDevice(graph, param, readers, fallback);
+      continue;
+    }
+    // A param a training step updates in place is one buffer: no replicas (they would keep
+    // the old values); it lives with its first reader, and insert-copies brings it to the
+    // others, and the new value to it.
+    auto reader = std::find_if(readers.begin(), readers.end(),
+                               [](const Op* user) { return user->kind != OpKind::Assign; });
+    changed |= setDevice(param->result, reader == readers.end() ? fallback : (*reader)->device());
   }
+  // An update runs where its param lives.
+  for (Op* op : graph.ops())
+    if (op->kind == OpKind::Assign) changed |= setDevice(op->result, op->operands[0]->type.device);
   if (placer.fellBackToHost() && !context.hostFallbackNoted)
     context.emitNote("this run has no GPU: what the model places on cuda runs on the host");
   // data-parallel explained the model's layers as it split them; the rest are its means.

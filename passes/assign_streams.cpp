@@ -146,6 +146,16 @@ bool AssignStreamsPass::run(Graph& graph, const PassContext&) const {
   std::map<std::string, int64_t> streamLengths;
   std::map<const Op*, std::vector<int64_t>> waits;
   ArenaAccesses arenas;
+  // The steps that read each param which an assign updates (by their roots, which record).
+  std::map<const Value*, std::vector<const Op*>> paramReaders;
+  for (const Op* op : graph.ops())
+    if (op->kind == OpKind::Assign) paramReaders[op->operands[0]];
+  for (const Op* op : graph.ops())
+    for (const Value* operand : op->operands) {
+      auto readers = paramReaders.find(operand);
+      if (readers != paramReaders.end() && op->kind != OpKind::Assign)
+        readers->second.push_back(steps.stepOf(op).root());
+    }
   int64_t nextEvent = 0;
   for (const Op* op : graph.ops()) {
     if (op->kind == OpKind::Param) continue;  // resident before the run: nothing to order
@@ -167,6 +177,9 @@ bool AssignStreamsPass::run(Graph& graph, const PassContext&) const {
         if (input->producer && input->producer->kind != OpKind::Param)
           before.push_back(input->producer);
       if (written) arenas.collect(*written, before);
+      // An assign overwrites its param: every other reader of the old value goes first.
+      if (op->kind == OpKind::Assign)
+        for (const Op* reader : paramReaders[op->operands[0]]) before.push_back(reader);
     }
     // Those not yet ordered before this op's stream: not on it, not reached through an
     // earlier wait, and not ordered before another such op (whose event covers them).

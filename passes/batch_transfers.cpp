@@ -31,7 +31,8 @@
 //   stream (a stream runs in program order; assign-streams' streamOf names it). The
 //   *frontier* of an op maps each stream to the last op of it the op is ordered after; a
 //   source is ready for the batch point when the batch point's frontier on the source's
-//   stream reaches it. Graph inputs and params are ready from the start; copies read only by
+//   stream reaches it. Graph inputs are ready from the start, and params defined before the
+//   batch point in program order (the pack follows them); copies read only by
 //   graph outputs have the end of the graph as batch point, which waits for everything.
 //   Members consumed later run on the destination after the batch point, so they gain no
 //   wait either.
@@ -219,8 +220,11 @@ class Analysis {
   // Whether the leader's batch point already waits for the candidate's source.
   bool readyFor(const BatchCandidate& candidate, const BatchCandidate& leader) const {
     const Op* producer = candidate.copy->operands[0]->producer;
-    if (!producer || producer->kind == OpKind::Param || !leader.consumer) return true;
+    if (!producer || !leader.consumer) return true;
     size_t at = index_.at(producer);
+    // A param is resident from the start, but the pack must follow its op in program order
+    // (a training step's params may be defined after the batch point).
+    if (producer->kind == OpKind::Param) return at < leader.consumerIndex;
     return frontier_[leader.consumerIndex * streams_ + streamOfOp_[at]] >= static_cast<int64_t>(at);
   }
 

@@ -73,15 +73,15 @@ Value* BatchWriter::insert(Op* before, OpKind kind, Value* operand, const std::s
       ->result;
 }
 
-// Right after the last source is defined, past the params (resident: they order nothing).
+// Right after the last source is defined (a param too: resident, but its op must come first),
+// past the params that follow (they order nothing).
 // Ops that earlier batches of the round put after that source count as after it too, so
 // the walk goes through the graph as it is now, from the source the round's view finds.
 Op* BatchWriter::packPoint(const Batch& batch, const BatchRound& round) const {
   const Op* last = nullptr;
   for (const BatchCandidate& member : batch) {
     const Op* producer = member.copy->operands[0]->producer;
-    if (producer && producer->kind != OpKind::Param &&
-        (!last || round.position.at(producer) > round.position.at(last)))
+    if (producer && (!last || round.position.at(producer) > round.position.at(last)))
       last = producer;
   }
   Op* at = last ? graph_.nextOp(last) : (graph_.ops().empty() ? nullptr : graph_.ops().front());

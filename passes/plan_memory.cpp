@@ -78,10 +78,12 @@ Liveness liveness(const Graph& graph, const KernelSteps& steps) {
   for (size_t step = 0; step < graph.ops().size(); ++step) {
     const Op* op = graph.ops()[step];
     if (internal.count(op->result)) continue;
-    if (stepKindOf(*op) == StepKind::View) {
+    if (stepKindOf(*op) == StepKind::View || op->kind == OpKind::Assign) {
+      // A view sees its operand's bytes; an assign writes its param's (resident) memory.
       const Value* seen = op->operands[0];
       size_t buffer = bufferOf.at(seen);
-      int64_t offset = offsetInBuffer[seen] + viewByteOffset(*op);
+      int64_t offset =
+          offsetInBuffer[seen] + (op->kind == OpKind::Assign ? 0 : viewByteOffset(*op));
       valueBytes(op->result);  // checked like any value's
       bufferOf.emplace(op->result, buffer);
       offsetInBuffer[op->result] = offset;

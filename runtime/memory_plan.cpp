@@ -42,6 +42,11 @@ MemoryPlan::MemoryPlan(const Graph& graph) {
       placement.base = value;
     } else if (internal.count(value)) {
       placement.storage = Storage::Nowhere;
+    } else if (op->kind == OpKind::Assign) {
+      // The param's new value, in the param's own memory.
+      placement = placementOf(op->operands[0]);
+      GXC_CHECK(placement.storage == Storage::Param && !planned,
+                "assign '{}' does not write a param's memory", op->layerName());
     } else if (stepKindOf(*op) == StepKind::View && !planned) {
       // A view of a resident value is that value's bytes.
       const Placement& seen = placementOf(op->operands[0]);

@@ -100,6 +100,36 @@ void fillFromInit(Tensor& tensor, int64_t dst, int64_t first, int64_t count, con
 
 }  // namespace
 
+namespace {
+
+std::string paramName(const Value* value) {
+  return value->producer->attrs.getString("name", value->name);
+}
+
+bool isShard(const Value* value) { return value->producer->attrs.has("full_shape"); }
+
+}  // namespace
+
+std::map<std::string, Tensor> paramValuesByName(const std::map<const Value*, Tensor>& params) {
+  std::map<std::string, Tensor> values;
+  for (const auto& [value, tensor] : params)
+    if (!isShard(value)) values.emplace(paramName(value), tensor);
+  return values;
+}
+
+void overwriteParams(std::map<const Value*, Tensor>& params,
+                     const std::map<std::string, Tensor>& values) {
+  for (auto& [value, tensor] : params) {
+    auto given = values.find(paramName(value));
+    if (given == values.end() || isShard(value)) continue;
+    GXC_CHECK(given->second.dtype() == tensor.dtype() && given->second.shape() == tensor.shape(),
+              "param '{}' is {}{}, given {}{}", given->first, dtypeName(tensor.dtype()),
+              shapeString(tensor.shape()), dtypeName(given->second.dtype()),
+              shapeString(given->second.shape()));
+    std::copy(given->second.data(), given->second.data() + tensor.nbytes(), tensor.data());
+  }
+}
+
 Tensor materializeParam(const Op& param, WeightFiles& files) {
   GXC_CHECK(param.kind == OpKind::Param, "materializing a {} as a param", opName(param.kind));
   const TensorType& type = param.result->type;

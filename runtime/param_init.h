@@ -28,6 +28,15 @@ class WeightFiles {
 // so element i of the whole param is generated without the i before it.
 Tensor materializeParam(const Op& param, WeightFiles& files);
 
+// The params an executor holds, by their `name` (the state_dict name; a training step's
+// optimizer state too): what training saves. Replicas of one param (data-parallel) hold the
+// same values; one is taken. Shards of a split param are not whole params and are left out.
+std::map<std::string, Tensor> paramValuesByName(const std::map<const Value*, Tensor>& params);
+// Overwrites the params named in `values` (each of the param's dtype and shape, every replica):
+// a resume, or the values another executor of the same model trained.
+void overwriteParams(std::map<const Value*, Tensor>& params,
+                     const std::map<std::string, Tensor>& values);
+
 // A model input with no file: standard normal values from the seed and its name for float
 // inputs; for integer inputs (class targets, embedding indices) uniform integers in
 // [0, bound), bound being the smallest class or embedding count among its consumers.

@@ -138,6 +138,11 @@ void CudaExecutor::checkRunnable() const {
     if (op.device().isCuda() && op.device().index >= static_cast<int>(config_.deviceMap.size()))
       runtimeError(op.loc, "layer '{}' is on {}, but the run has {} GPU(s)", op.layerName(),
                    op.device().str(), config_.deviceMap.size());
+    if (op.kind == OpKind::Assign)
+      runtimeError(op.loc,
+                   "training on real GPUs is not built yet (param '{}' is updated in place); "
+                   "train on the host (--devices cpu) or on virtual GPUs (--sim-gpus N)",
+                   op.operands[0]->name);
   }
 }
 

@@ -162,6 +162,9 @@ void CudaExecutor::execute(RunState& state, size_t index, Live& result) {
       return;
     case StepKind::Copy:
       return copy(state, index, result);
+    case StepKind::Assign:
+      GXC_CHECK(false, "assign '{}' reached the cuda executor", step.root()->layerName());
+      return;
     case StepKind::View:
       return;  // allocateResult pointed it at the bytes it sees
     case StepKind::Gemm: {

@@ -54,6 +54,16 @@ void HostExecutor::materializeParams() {
   paramsReady_ = true;
 }
 
+std::map<std::string, Tensor> HostExecutor::paramValues() {
+  if (!paramsReady_) materializeParams();
+  return paramValuesByName(params_);
+}
+
+void HostExecutor::setParamValues(const std::map<std::string, Tensor>& values) {
+  if (!paramsReady_) materializeParams();
+  overwriteParams(params_, values);
+}
+
 ConstTensorView HostExecutor::viewOf(const Value* value,
                                      const std::map<std::string, Tensor>& inputs) const {
   const Placement& placement = plan_.placementOf(value);
@@ -84,6 +94,11 @@ std::map<std::string, Tensor> HostExecutor::run(const std::map<std::string, Tens
     std::vector<ConstTensorView> operands;
     for (const Value* input : step.inputs) operands.push_back(viewOf(input, inputs));
     const Value* result = step.root()->result;
+    if (step.kind == StepKind::Assign) {  // the param's new value, into its own memory
+      Tensor& param = params_.at(plan_.placementOf(result).base);
+      generated_.run(step, operands, {param.dtype(), param.shape(), param.data()});
+      continue;
+    }
     generated_.run(step, operands, arena_.view(result, plan_.placementOf(result).offset));
   }
   std::map<std::string, Tensor> outputs;

@@ -48,6 +48,12 @@ class HostExecutor {
   std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs,
                                     HostRunStats* stats = nullptr);
 
+  // The params by name, as they are now (runtime/param_init.h, paramValuesByName), and
+  // overwriting them: what training saves and restores, and hands to the executor of its
+  // last, smaller batch.
+  std::map<std::string, Tensor> paramValues();
+  void setParamValues(const std::map<std::string, Tensor>& values);
+
   // The kernel cache's counts of the build of the generated kernels.
   KernelCacheStats kernelCacheStats() const { return generated_.cacheStats(); }
 

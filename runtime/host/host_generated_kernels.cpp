@@ -110,6 +110,14 @@ void HostGeneratedKernels::run(const KernelStep& step, const std::vector<ConstTe
                 root.layerName(), inputs.at(0).nbytes(), result.nbytes());
       if (result.nbytes() > 0) std::memcpy(result.data(), inputs[0].data(), result.nbytes());
       return;
+    case StepKind::Assign: {
+      const ConstTensorView& value = tensors.at(root.operands[1]);
+      GXC_CHECK(value.nbytes() == result.nbytes(), "assign '{}' of {} bytes into {}",
+                root.layerName(), value.nbytes(), result.nbytes());
+      if (result.nbytes() > 0 && result.data() != value.data())
+        std::memcpy(result.data(), value.data(), result.nbytes());
+      return;
+    }
     case StepKind::View:
       // Nothing to compute: the executor placed the view on its operand's bytes.
       GXC_CHECK(result.nbytes() == 0 || result.data() == inputs.at(0).data() + viewByteOffset(root),

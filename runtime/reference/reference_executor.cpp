@@ -4,13 +4,24 @@
 
 namespace gxc {
 
+void ReferenceExecutor::materializeParams() {
+  for (const Op* op : graph_.ops())
+    if (op->kind == OpKind::Param) params_.emplace(op->result, materializeParam(*op, weightFiles_));
+  paramsReady_ = true;
+}
+
+std::map<std::string, Tensor> ReferenceExecutor::paramValues() {
+  if (!paramsReady_) materializeParams();
+  return paramValuesByName(params_);
+}
+
+void ReferenceExecutor::setParamValues(const std::map<std::string, Tensor>& values) {
+  if (!paramsReady_) materializeParams();
+  overwriteParams(params_, values);
+}
+
 std::map<std::string, Tensor> ReferenceExecutor::run(const std::map<std::string, Tensor>& inputs) {
-  if (!paramsReady_) {
-    for (const Op* op : graph_.ops())
-      if (op->kind == OpKind::Param)
-        params_.emplace(op->result, materializeParam(*op, weightFiles_));
-    paramsReady_ = true;
-  }
+  if (!paramsReady_) materializeParams();
   // A value is dropped after its last reader, so a large model's activations come and go.
   std::map<const Value*, size_t> lastUse;
   const auto& ops = graph_.ops();
@@ -30,7 +41,12 @@ std::map<std::string, Tensor> ReferenceExecutor::run(const std::map<std::string,
     if (op.kind == OpKind::Param) continue;
     std::vector<const Tensor*> operands;
     for (const Value* operand : op.operands) operands.push_back(&tensorOf(operand));
-    live[op.result] = evaluateReferenceOp(op, operands);
+    if (op.kind == OpKind::Assign) {  // the param takes its new value, for the next run
+      params_.at(op.operands[0]) = *operands[1];
+      live[op.result] = *operands[1];
+    } else {
+      live[op.result] = evaluateReferenceOp(op, operands);
+    }
     for (const Value* operand : op.operands) {
       auto last = lastUse.find(operand);
       if (last != lastUse.end() && last->second == i) live.erase(operand);

@@ -28,7 +28,14 @@ class ReferenceExecutor {
   // outputs by their model names.
   std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs);
 
+  // The params by name, and overwriting them (runtime/param_init.h): an assign op of a
+  // training step changes them for the next run.
+  std::map<std::string, Tensor> paramValues();
+  void setParamValues(const std::map<std::string, Tensor>& values);
+
  private:
+  void materializeParams();
+
   const Graph& graph_;
   WeightFiles weightFiles_;
   std::map<const Value*, Tensor> params_;

@@ -90,6 +90,16 @@ Tensor SimExecutor::upload(const Tensor& host, const Device& device) {
   return uploaded;
 }
 
+std::map<std::string, Tensor> SimExecutor::paramValues() {
+  if (!paramsReady_) uploadParams();
+  return paramValuesByName(params_);
+}
+
+void SimExecutor::setParamValues(const std::map<std::string, Tensor>& values) {
+  if (!paramsReady_) uploadParams();
+  overwriteParams(params_, values);
+}
+
 void SimExecutor::uploadParams() {
   // As HostExecutor does: refuse up front what the host cannot hold, since the virtual GPUs'
   // data lives in host memory and the OOM killer, not an error, would end the run.
@@ -181,6 +191,11 @@ ConstTensorView SimExecutor::viewOf(const RunState& state, const Value* value) c
 
 TensorView SimExecutor::resultOf(const Value* value) const {
   const Placement& placement = plan_.placementOf(value);
+  if (placement.storage == Storage::Param) {  // an assign: the param's new value, in place
+    // The executor owns its params' memory; assign steps are the only writers of it.
+    const Tensor& param = params_.at(placement.base);
+    return {param.dtype(), param.shape(), const_cast<std::byte*>(param.data())};
+  }
   GXC_CHECK(placement.storage == Storage::Arena, "'{}' is written, but has no arena bytes",
             value->name);
   // arenas_ holds one arena per entry of plan_.arenas(), in its order.

@@ -114,6 +114,11 @@ class SimExecutor {
   const Schedule& schedule() const { return schedule_; }
   // The kernel cache's counts of the build of the generated kernels.
   KernelCacheStats kernelCacheStats() const { return generated_->cacheStats(); }
+  // The params by name, as they are now (runtime/param_init.h, paramValuesByName), and
+  // overwriting them: what training saves and restores, and hands to the executor of its
+  // last, smaller batch.
+  std::map<std::string, Tensor> paramValues();
+  void setParamValues(const std::map<std::string, Tensor>& values);
 
  private:
   struct RunState;
