@@ -4,11 +4,13 @@
 
 #include "passes/assign_devices.h"
 #include "passes/assign_streams.h"
+#include "passes/autodiff.h"
 #include "passes/batch_transfers.h"
 #include "passes/data_parallel.h"
 #include "passes/fuse.h"
 #include "passes/infer_shapes.h"
 #include "passes/insert_copies.h"
+#include "passes/optimizer.h"
 #include "passes/pipeline_stages.h"
 #include "passes/plan_memory.h"
 #include "passes/split_layers.h"
@@ -31,11 +33,13 @@ std::unique_ptr<Pass> make() {
 constexpr Registration kPasses[] = {
     {"assign-devices", &make<AssignDevicesPass>},
     {"assign-streams", &make<AssignStreamsPass>},
+    {"autodiff", &make<AutodiffPass>},
     {"batch-transfers", &make<BatchTransfersPass>},
     {"data-parallel", &make<DataParallelPass>},
     {"fuse", &make<FusePass>},
     {"infer-shapes", &make<InferShapesPass>},
     {"insert-copies", &make<InsertCopiesPass>},
+    {"optimizer", &make<OptimizerPass>},
     {"pipeline-stages", &make<PipelineStagesPass>},
     {"plan-memory", &make<PlanMemoryPass>},
     {"split-layers", &make<SplitLayersPass>},

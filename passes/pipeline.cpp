@@ -31,4 +31,12 @@ std::vector<std::string> defaultPipeline() {
   return passes;
 }
 
+std::vector<std::string> trainingPipeline() {
+  std::vector<std::string> passes = defaultPipeline();
+  // The backward and the update are graph before any placement, so that every later pass
+  // sees the whole training step as one graph.
+  passes.insert(passes.begin() + 1, {"autodiff", "optimizer"});
+  return passes;
+}
+
 }  // namespace gxc

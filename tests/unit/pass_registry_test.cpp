@@ -24,6 +24,7 @@ TEST(PassRegistryTest, TableIsSortedAndEachPassKnowsItsName) {
 
 TEST(PassRegistryTest, DefaultPipelineUsesRegisteredPasses) {
   for (const std::string& name : defaultPipeline()) EXPECT_NE(createPass(name), nullptr) << name;
+  for (const std::string& name : trainingPipeline()) EXPECT_NE(createPass(name), nullptr) << name;
 }
 
 TEST(PassRegistryTest, PassListRefusesUnknownNamesListingTheValidOnes) {
@@ -35,9 +36,9 @@ TEST(PassRegistryTest, PassListRefusesUnknownNamesListingTheValidOnes) {
   } catch (const Error& error) {
     EXPECT_EQ(error.kind(), ErrorKind::Usage);
     EXPECT_EQ(error.message(),
-              "unknown pass '' (passes: assign-devices, assign-streams, batch-transfers, "
-              "data-parallel, fuse, infer-shapes, insert-copies, pipeline-stages, plan-memory, "
-              "split-layers)");
+              "unknown pass '' (passes: assign-devices, assign-streams, autodiff, batch-transfers, "
+              "data-parallel, fuse, infer-shapes, insert-copies, optimizer, pipeline-stages, "
+              "plan-memory, split-layers)");
   }
 }
 

@@ -1,0 +1,142 @@
+// Gradient rules of the losses and of the ops that end in a normalization over classes:
+// mse_loss, cross_entropy, softmax, log_softmax, and embedding (a class lookup whose gradient
+// is a sum over the rows that chose each class).
+#include <fmt/format.h>
+
+#include "ir/infer_type.h"
+#include "passes/autodiff_rules.h"
+
+namespace gxc {
+namespace {
+
+[[noreturn]] void noLossRule(const Op& op, const std::string& what) {
+  throw Error(ErrorKind::Model, op.loc,
+              fmt::format("layer '{}': cannot train through {}: {}", op.layerName(),
+                          opName(op.kind), what));
+}
+
+Value* axisSum(GradBuilder& b, Value* x, int64_t axis, bool keepdim) {
+  Attrs attrs;
+  attrs.set("axis", std::vector<int64_t>{axis});
+  if (keepdim) attrs.set("keepdim", true);
+  return b.op(OpKind::Sum, {x}, attrs);
+}
+
+// mse_loss: d/dpred of mean((pred - target)^2) is 2 (pred - target) / n.
+std::vector<Value*> mseGradients(GradBuilder& b, Value* dy, const std::vector<bool>& need) {
+  const Op& op = b.forward();
+  Value* pred = op.operands[0];
+  Value* target = op.operands[1];
+  std::string reduction = op.attrs.getString("reduction", "mean");
+  double scale = 2.0;
+  if (reduction == "mean") scale /= static_cast<double>(std::max<int64_t>(1, pred->type.numel()));
+  Value* diff = b.op(OpKind::Sub, {pred, target});
+  Value* dDiff = b.op(OpKind::Mul, {b.scalarOp(OpKind::Mul, diff, scale), dy});
+  std::vector<Value*> grads(2, nullptr);
+  if (need[0]) grads[0] = b.sumToShape(dDiff, pred->type.shape);
+  if (need[1]) grads[1] = b.sumToShape(b.op(OpKind::Neg, {dDiff}), target->type.shape);
+  return grads;
+}
+
+// cross_entropy over logits [N, C] and class targets [N]: the gradient of the logits is
+// (softmax(logits) - one_hot(target)) times each row's weight (its class's `weight`, 0 for
+// `ignore_index`), divided by the sum of the weights for the mean reduction.
+std::vector<Value*> crossEntropyGradients(GradBuilder& b, Value* dy,
+                                          const std::vector<bool>& need) {
+  const Op& op = b.forward();
+  Value* logits = op.operands[0];
+  Value* target = op.operands[1];
+  if (logits->type.rank() != 2)
+    noLossRule(op, fmt::format("the gradient over logits {} is not built yet (only [N, C] is)",
+                               logits->type.withoutDevice()));
+  if (op.attrs.getFloat("label_smoothing", 0.0) != 0.0)
+    noLossRule(op, "the gradient with label_smoothing is not built yet");
+  if (op.attrs.getBool("weight_sum", false))
+    noLossRule(op, "the gradient of a data-parallel shard's loss is not built yet");
+  if (op.operands.size() > 2 && need[2])
+    noLossRule(op, fmt::format("class weight '{}' would be trained; list it in train: frozen",
+                               op.operands[2]->name));
+  DType dtype = logits->type.dtype;
+  int64_t classes = logits->type.shape[1];
+  int64_t ignored = op.attrs.getInt("ignore_index", -100);
+  // Rows whose target is ignore_index count for nothing; their class becomes 0 for one_hot.
+  Value* kept = b.scalarOp(OpKind::Ne, target, static_cast<double>(ignored));
+  Value* safeTarget = b.op(OpKind::Mul, {target, b.cast(kept, target->type.dtype)});
+  Attrs oneHot;
+  oneHot.set("num_classes", classes);
+  Value* chosen = b.cast(b.op(OpKind::OneHot, {safeTarget}, oneHot), dtype);
+  Value* rowWeight = b.cast(kept, dtype);
+  if (op.operands.size() > 2)
+    rowWeight =
+        b.op(OpKind::Mul,
+             {rowWeight, axisSum(b, b.op(OpKind::Mul, {chosen, op.operands[2]}), 1, false)});
+  std::string reduction = op.attrs.getString("reduction", "mean");
+  if (reduction == "mean")
+    rowWeight = b.op(OpKind::Div, {rowWeight, b.op(OpKind::Sum, {rowWeight})});
+  rowWeight = b.op(OpKind::Mul, {rowWeight, dy});  // dy: 0-d, or [N] for reduction none
+  Attrs softmax;
+  softmax.set("axis", int64_t{1});
+  Value* probabilities = b.op(OpKind::Softmax, {logits}, softmax);
+  Attrs column;
+  column.set("axis", int64_t{1});
+  Value* perRow = b.op(OpKind::Unsqueeze, {rowWeight}, column);
+  std::vector<Value*> grads(op.operands.size(), nullptr);
+  if (need[0]) grads[0] = b.op(OpKind::Mul, {b.op(OpKind::Sub, {probabilities, chosen}), perRow});
+  return grads;
+}
+
+int64_t normalizedAxis(const Op& op) {
+  return *normalizeAxis(op.attrs.getInt("axis", -1), op.result->type.rank());
+}
+
+// softmax: y (dy - sum(dy y)); log_softmax: dy - exp(y) sum(dy), both along the axis.
+Value* softmaxGradient(GradBuilder& b, Value* dy) {
+  const Op& op = b.forward();
+  Value* y = op.result;
+  int64_t axis = normalizedAxis(op);
+  if (op.kind == OpKind::Softmax) {
+    Value* dot = axisSum(b, b.op(OpKind::Mul, {dy, y}), axis, true);
+    return b.op(OpKind::Mul, {y, b.op(OpKind::Sub, {dy, dot})});
+  }
+  Value* total = axisSum(b, dy, axis, true);
+  return b.op(OpKind::Sub, {dy, b.op(OpKind::Mul, {b.op(OpKind::Exp, {y}), total})});
+}
+
+// embedding: the table's gradient is one_hot(indices)^T dy: row k sums the rows of dy whose
+// index is k.
+Value* embeddingGradient(GradBuilder& b, Value* dy) {
+  const Op& op = b.forward();
+  Value* indices = op.operands[0];
+  Value* table = op.operands[1];
+  int64_t rows = indices->type.numel();
+  int64_t width = table->type.shape[1];
+  Attrs oneHot;
+  oneHot.set("num_classes", table->type.shape[0]);
+  Value* flat = b.reshape(b.cast(indices, DType::I64), {rows});
+  Value* chosen = b.cast(b.op(OpKind::OneHot, {flat}, oneHot), table->type.dtype);
+  Attrs transposeA;
+  transposeA.set("transpose_a", true);
+  return b.op(OpKind::Matmul, {chosen, b.reshape(dy, {rows, width})}, transposeA);
+}
+
+}  // namespace
+
+std::optional<std::vector<Value*>> lossGradients(GradBuilder& builder, Value* dy,
+                                                 const std::vector<bool>& needed) {
+  const Op& op = builder.forward();
+  switch (op.kind) {
+    case OpKind::MseLoss:
+      return mseGradients(builder, dy, needed);
+    case OpKind::CrossEntropy:
+      return crossEntropyGradients(builder, dy, needed);
+    case OpKind::Softmax:
+    case OpKind::LogSoftmax:
+      return std::vector<Value*>{softmaxGradient(builder, dy)};
+    case OpKind::Embedding:
+      return std::vector<Value*>{nullptr, embeddingGradient(builder, dy)};
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace gxc

@@ -1,0 +1,180 @@
+// The autodiff pass's gradient rules against central finite differences, in f64: each model
+// below computes a 0-d loss from params through the ops under test; the gradients autodiff
+// writes as outputs (grad.NAME) must match (loss(p + h) - loss(p - h)) / 2h at every checked
+// element. The reference interpreter runs both, so only the rules are under test.
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "frontend/model_loader.h"
+#include "passes/pass_manager.h"
+#include "runtime/param_init.h"
+#include "runtime/reference/reference_executor.h"
+
+namespace gxc {
+namespace {
+
+std::unique_ptr<Graph> trainingGraph(const std::string& body, const std::string& passes) {
+  std::string yaml = "gxc: 1\nname: grads\nseed: 3\n" + body;
+  auto graph = loadModelFromString(yaml, "grads.yaml", GXC_SOURCE_DIR);
+  PassContext context;
+  context.target = Target::of({Device::cpu()});
+  PassManager manager;
+  for (const std::string& pass : parsePassList(passes)) manager.add(pass);
+  manager.run(*graph, context);
+  return graph;
+}
+
+std::map<std::string, Tensor> defaultInputs(const Graph& graph) {
+  std::map<std::string, Tensor> inputs;
+  for (const Value* input : graph.inputs())
+    inputs[input->name] = defaultInput(graph, *input, graph.attrs().getInt("seed", 0));
+  return inputs;
+}
+
+// Every gradient output of the model in `body` against finite differences of its loss.
+void expectGradientsMatchFiniteDifferences(const std::string& body, int expectedGradients) {
+  auto graph = trainingGraph(body, "infer-shapes,autodiff");
+  std::map<std::string, Tensor> inputs = defaultInputs(*graph);
+  ReferenceExecutor executor(*graph);
+  std::map<std::string, Tensor> outputs = executor.run(inputs);
+  std::map<std::string, Tensor> params = executor.paramValues();
+  int checked = 0;
+  for (const auto& [name, gradient] : outputs) {
+    if (name.rfind("grad.", 0) != 0) continue;
+    ++checked;
+    std::string param = name.substr(5);
+    ASSERT_TRUE(params.count(param)) << name;
+    Tensor original = params.at(param);
+    ASSERT_EQ(gradient.shape(), original.shape()) << name;
+    int64_t count = original.numel();
+    for (int64_t i = 0; i < count; i += std::max<int64_t>(1, count / 7)) {
+      // An f32 param moves by what f32 can hold (the loss is computed in f64 after a cast).
+      const double h = original.dtype() == DType::F64 ? 1e-6 : 1e-3;
+      auto lossAt = [&](double delta, double& moved) {
+        Tensor shifted = original;
+        shifted.storeDouble(i, original.loadDouble(i) + delta);
+        moved = shifted.loadDouble(i);
+        executor.setParamValues({{param, shifted}});
+        return executor.run(inputs).at("loss").loadDouble(0);
+      };
+      double above = 0, below = 0;
+      double rise = lossAt(h, above) - lossAt(-h, below);
+      double expected = rise / (above - below);
+      executor.setParamValues({{param, original}});
+      EXPECT_NEAR(gradient.loadDouble(i), expected, 1e-6 * std::max(1.0, std::abs(expected)))
+          << name << " element " << i;
+    }
+  }
+  EXPECT_EQ(checked, expectedGradients);
+}
+
+TEST(AutodiffTest, LinearReluMse) {
+  expectGradientsMatchFiniteDifferences(
+      "inputs:\n  x: {shape: [5, 3], dtype: f64}\n  y: {shape: [5, 2], dtype: f64}\n"
+      "layers:\n"
+      "  - {name: fc1, op: linear, inputs: [x], in_features: 3, out_features: 4}\n"
+      "  - {name: act, op: relu, inputs: [fc1]}\n"
+      "  - {name: fc2, op: linear, inputs: [act], in_features: 4, out_features: 2}\n"
+      "  - {name: loss, op: mse_loss, inputs: [fc2, y]}\n"
+      "outputs: [fc2]\ntrain: {loss: loss}\n",
+      4);
+}
+
+TEST(AutodiffTest, MatmulWithEveryTransposeAndBroadcastArithmetic) {
+  expectGradientsMatchFiniteDifferences(
+      "inputs:\n  x: {shape: [4, 4], dtype: f64}\n"
+      "params:\n"
+      "  a: {shape: [4, 3], dtype: f64, init: {normal: {std: 1.0}}}\n"
+      "  b: {shape: [5, 4], dtype: f64, init: {normal: {std: 1.0}}}\n"
+      "  row: {shape: [1, 5], dtype: f64, init: {normal: {std: 1.0}}}\n"
+      "  col: {shape: [3, 1], dtype: f64, init: {normal: {std: 1.0}}}\n"
+      "layers:\n"
+      "  - {name: m1, op: matmul, inputs: [a, x], transpose_a: true}\n"   // [3,4]
+      "  - {name: m2, op: matmul, inputs: [m1, b], transpose_b: true}\n"  // [3,5]
+      "  - {name: m3, op: matmul, inputs: [b, m2], transpose_a: true, transpose_b: true}\n"
+      "  - {name: t, op: transpose, inputs: [m3]}\n"  // [3,4]
+      "  - {name: s1, op: add, inputs: [m2, row]}\n"
+      "  - {name: s2, op: sub, inputs: [s1, col]}\n"
+      "  - {name: s3, op: mul, inputs: [s2, row]}\n"
+      "  - {name: e, op: exp, inputs: [col]}\n"
+      "  - {name: s4, op: div, inputs: [s3, e]}\n"
+      "  - {name: s5, op: mul, inputs: [s4], scalar: 0.5}\n"
+      "  - {name: th, op: tanh, inputs: [s5]}\n"
+      "  - {name: sg, op: sigmoid, inputs: [t]}\n"
+      "  - {name: lg, op: log, inputs: [sg]}\n"
+      "  - {name: sq, op: sqrt, inputs: [sg]}\n"
+      "  - {name: n, op: neg, inputs: [sq]}\n"
+      "  - {name: r, op: reshape, inputs: [n], shape: [4, 3]}\n"
+      "  - {name: m4, op: matmul, inputs: [r, th]}\n"  // [4,5]
+      "  - {name: mean1, op: mean, inputs: [m4], axis: 1}\n"
+      "  - {name: sum1, op: sum, inputs: [lg]}\n"
+      "  - {name: sum2, op: sum, inputs: [mean1]}\n"
+      "  - {name: loss, op: add, inputs: [sum1, sum2]}\n"
+      "outputs: [loss]\ntrain: {loss: loss}\n",
+      4);
+}
+
+TEST(AutodiffTest, SoftmaxLogSoftmaxAndWeightedCrossEntropyWithIgnoredRows) {
+  expectGradientsMatchFiniteDifferences(
+      "inputs:\n  x: {shape: [8, 3], dtype: f64}\n  labels: {shape: [8], dtype: i64}\n"
+      "params:\n  class_weight: {shape: [4], dtype: f64, init: {uniform: {low: 0.5, high: 2}}}\n"
+      "layers:\n"
+      "  - {name: fc, op: linear, inputs: [x], in_features: 3, out_features: 4}\n"
+      "  - {name: sm, op: softmax, inputs: [fc]}\n"
+      "  - {name: ls, op: log_softmax, inputs: [sm], axis: 0}\n"
+      "  - {name: ce, op: cross_entropy, inputs: [ls, labels], weight: class_weight, "
+      "ignore_index: 1}\n"
+      "  - {name: ce2, op: cross_entropy, inputs: [fc, labels], reduction: sum}\n"
+      "  - {name: loss, op: add, inputs: [ce, ce2]}\n"
+      "outputs: [loss]\ntrain: {loss: loss, frozen: [class_weight]}\n",
+      2);
+}
+
+// The table is f32 (embedding's params are), the rest f64 after a cast.
+TEST(AutodiffTest, EmbeddingCastAndMseSum) {
+  expectGradientsMatchFiniteDifferences(
+      "inputs:\n  ids: {shape: [2, 3], dtype: i64}\n  y: {shape: [2, 3, 4], dtype: f64}\n"
+      "params:\n  w: {shape: [4], dtype: f64, init: {normal: {std: 1.0}}}\n"
+      "layers:\n"
+      "  - {name: emb, op: embedding, inputs: [ids], num_embeddings: 5, embedding_dim: 4}\n"
+      "  - {name: wide, op: cast, inputs: [emb], dtype: f64}\n"
+      "  - {name: scaled, op: mul, inputs: [wide, w]}\n"
+      "  - {name: loss, op: mse_loss, inputs: [scaled, y], reduction: sum}\n"
+      "outputs: [loss]\ntrain: {loss: loss}\n",
+      2);
+}
+
+TEST(AutodiffTest, RefusesAnOpWithoutARuleNamingTheLayer) {
+  try {
+    trainingGraph(
+        "inputs:\n  x: {shape: [4, 3]}\nlayers:\n"
+        "  - {name: fc, op: linear, inputs: [x], in_features: 3, out_features: 3}\n"
+        "  - {name: c, op: cumsum, inputs: [fc], axis: 1}\n"
+        "  - {name: loss, op: sum, inputs: [c]}\n"
+        "outputs: [loss]\ntrain: {loss: loss}\n",
+        "infer-shapes,autodiff");
+    FAIL() << "cumsum has no rule";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("layer 'c': cannot train through cumsum"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
+TEST(AutodiffTest, RefusesALossThatIsNotZeroDimensional) {
+  try {
+    trainingGraph(
+        "inputs:\n  x: {shape: [4, 3]}\nlayers:\n"
+        "  - {name: fc, op: linear, inputs: [x], in_features: 3, out_features: 3}\n"
+        "outputs: [fc]\ntrain: {loss: fc}\n",
+        "infer-shapes,autodiff");
+    FAIL() << "a [4,3] loss";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("the loss must be a 0-d float"), std::string::npos)
+        << error.what();
+  }
+}
+
+}  // namespace
+}  // namespace gxc
