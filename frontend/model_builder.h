@@ -53,6 +53,9 @@ class ModelBuilder {
   void readParam(const YAML::Node& key, const YAML::Node& spec);
   void readTopLevel(const YAML::Node& root);
   void readOutputs(const YAML::Node& root);
+  // train_section.cpp
+  void readTrainSection(const YAML::Node& train);
+  void readOptimizer(const YAML::Node& spec);
   void openWeights(const YAML::Node& root);
   void checkWeightsAllUsed(const YAML::Node& root) const;
   // Adds a param op; `init` is used when the weights file lacks `name` (or there is none).

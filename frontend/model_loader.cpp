@@ -151,7 +151,7 @@ void ModelBuilder::readTopLevel(const YAML::Node& root) {
   reader_.requireMap(root, "a model file");
   reader_.checkKeys(root,
                     {"gxc", "name", "seed", "weights", "default_device", "dims", "inputs", "params",
-                     "layers", "outputs"},
+                     "layers", "outputs", "train"},
                     "the model");
   YAML::Node version = reader_.required(root, "gxc", "a model file");
   if (reader_.scalar(version, "the format version") != "1")
@@ -197,6 +197,7 @@ std::unique_ptr<Graph> ModelBuilder::build(const YAML::Node& root) {
   if (root["params"]) readParams(root["params"]);
   readLayers(layers, std::nullopt);
   readOutputs(root);
+  if (root["train"]) readTrainSection(root["train"]);
   checkWeightsAllUsed(root);
   return std::move(graph_);
 }
@@ -221,6 +222,7 @@ void ModelBuilder::addParamSpec(const std::string& name, const YAML::Node& spec,
 
 std::unique_ptr<Graph> ModelBuilder::finishModel(const YAML::Node& root) {
   readOutputs(root);
+  if (root["train"]) readTrainSection(root["train"]);
   checkWeightsAllUsed(root);
   return std::move(graph_);
 }

@@ -28,6 +28,9 @@ namespace gxc {
 struct GivenInput {
   std::string file;
   std::function<Shape()> shape;
+  // `gxc train --data`: the input is an array of a data file (an .npz), not an --input file,
+  // which is what messages about it say.
+  bool fromDataFile = false;
 };
 
 // One dim of an input's shape as the model file writes it.

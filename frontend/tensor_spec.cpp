@@ -130,6 +130,10 @@ void ModelBuilder::readInputs(const YAML::Node& inputs) {
   for (const auto& [input, type] : declared) names.push_back(input.name);
   for (const auto& [name, file] : givenInputs_)
     if (std::find(names.begin(), names.end(), name) == names.end()) {
+      if (file.fromDataFile)
+        throw Error(ErrorKind::Model, {file.file, 0, 0},
+                    fmt::format("--data: array '{}' is not an input of the model (its inputs: {})",
+                                name, fmt::join(names, ", ")));
       usageError("--input {}={}: the model has no input '{}' (inputs: {})", name, file.file, name,
                  fmt::join(names, ", "));
     }
