@@ -6,9 +6,15 @@ set -euo pipefail
 # python3-torch, python3-torchvision: tests/onnx/export_networks.py exports the test networks.
 # python3-venv: the ONNX conformance runner's environment (scripts/python-env.sh).
 # clang-14 and libclang-rt-14-dev (libFuzzer, AddressSanitizer): the parsers' fuzz targets.
+# libzip-dev: .npz archives (zip files of .npy arrays), the training data of `gxc train`.
+# libboost-dev (header-only Boost.CRC): the CRC-32C of TensorBoard's event records.
+# ocl-icd-opencl-dev: Debian's oneDNN is built with its OpenCL GPU runtime, and its CMake
+# config requires OpenCL (a recommendation of libdnnl-dev, which --no-install-recommends skips).
+# protobuf-compiler: protoc, which compiles gxc's subset of TensorBoard's event schema.
 packages=(cmake g++ make python3 libyaml-cpp-dev libgtest-dev libcli11-dev libfmt-dev
-          nlohmann-json3-dev libopenblas-dev libdnnl-dev libonnx-dev libprotobuf-dev llvm-14-tools
-          graphviz python3-torch python3-torchvision python3-venv clang-14 libclang-rt-14-dev)
+          nlohmann-json3-dev libzip-dev libopenblas-dev libdnnl-dev ocl-icd-opencl-dev
+          libonnx-dev libprotobuf-dev protobuf-compiler libboost-dev llvm-14-tools graphviz
+          python3-torch python3-torchvision python3-venv clang-14 libclang-rt-14-dev)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||

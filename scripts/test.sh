@@ -10,9 +10,11 @@
 # is the redraw of the progress line); then the parsers' libFuzzer targets for a bounded time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The venv first: the build's configure step finds in it the Python of the onnx_networks test.
+# The venvs first: the build's configure step finds in them the Pythons of the onnx_networks
+# and train_fixtures tests.
 scripts/install-deps.sh
 scripts/python-env.sh
+scripts/torch-env.sh
 scripts/build.sh
 jobs=$(nproc)
 (cd build && ctest --output-on-failure -j "$jobs" --output-junit ctest.xml)
@@ -26,9 +28,12 @@ onnx_min_pass=705 # tests that must pass on each platform (onnx 1.23.2)
 
 echo "== the suite in a build without CUDA"
 cmake -S . -B build-nocuda -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGXC_WITH_CUDA=OFF > /dev/null
-cmake --build build-nocuda -j "$jobs" --target gxc gxc-opt gxc_unit_tests gxc_fuzz_replays
-(cd build-nocuda && ctest --output-on-failure -j "$jobs" --output-junit ctest.xml)
-python3 tests/compare_cuda_builds.py build build-nocuda
+cmake --build build-nocuda -j "$jobs" --target gxc gxc-opt gxc_unit_tests gxc_fuzz_replays \
+  write_tensorboard_sample
+# train_fixtures checks the PyTorch reference's own files and runs no gxc: the first pass ran it.
+(cd build-nocuda && ctest --output-on-failure -j "$jobs" --output-junit ctest.xml \
+  -E '^train_fixtures$')
+python3 tests/compare_cuda_builds.py --not-rerun train_fixtures build build-nocuda
 
 echo "== unit tests under AddressSanitizer"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGXC_SANITIZE=address > /dev/null
@@ -36,7 +41,10 @@ cmake --build build-asan -j "$jobs" --target gxc_unit_tests
 build-asan/tests/gxc_unit_tests --gtest_brief=1
 
 echo "== runtime tests under ThreadSanitizer"
-cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGXC_SANITIZE=thread > /dev/null
+# Without CUDA: the tests it runs are the host's and sim's, and the CUDA sources would only
+# lengthen the build.
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGXC_SANITIZE=thread \
+  -DGXC_WITH_CUDA=OFF > /dev/null
 cmake --build build-tsan -j "$jobs" --target gxc_unit_tests
 TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" build-tsan/tests/gxc_unit_tests --gtest_brief=1 \
   --gtest_filter='Sim*:*PlatformEquivalence*:*ExecutedPlan*:TerminalProgressThread*'
@@ -48,13 +56,15 @@ echo "== fuzzing the parsers for a bounded time (libFuzzer, clang-14)"
 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
   -DGXC_FUZZ=ON -DGXC_WITH_CUDA=OFF > /dev/null
 fuzz_work=$(mktemp -d)
-# target:seconds:seed folder
-for fuzz in onnx_reader:60:tests/fixtures/onnx npy_reader:30:tests/fixtures/io \
-  safetensors_reader:30:tests/fixtures/io yaml_model:30:models; do
-  IFS=: read -r target seconds seeds <<< "$fuzz"
+# target:seconds:seed folder[:regression folder, inputs that once failed]
+for fuzz in onnx_reader:30:tests/fixtures/onnx npy_reader:20:tests/fixtures/io \
+  npz_reader:20:tests/fixtures/npz safetensors_reader:20:tests/fixtures/io \
+  yaml_model:20:models:fuzz/regressions/yaml_model; do
+  IFS=: read -r target seconds seeds regressions <<< "$fuzz"
   cmake --build build-fuzz -j "$jobs" --target "gxc_fuzz_$target"
   mkdir -p "$fuzz_work/$target/corpus" "$fuzz_work/$target/artifacts"
-  find "$seeds" -maxdepth 1 -type f -exec cp {} "$fuzz_work/$target/corpus/" \;
+  find "$seeds" ${regressions:+"$regressions"} -maxdepth 1 -type f \
+    -exec cp {} "$fuzz_work/$target/corpus/" \;
   if ! "build-fuzz/fuzz/gxc_fuzz_$target" -max_total_time="$seconds" -timeout=10 \
     -print_final_stats=1 -artifact_prefix="$fuzz_work/$target/artifacts/" \
     "$fuzz_work/$target/corpus"; then
