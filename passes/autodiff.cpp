@@ -42,7 +42,9 @@ std::set<const Value*> valuesNeedingGradients(const Graph& graph) {
       if (isTrainableParam(*op)) needing.insert(op->result);
       continue;
     }
-    if (!isFloat(op->result->type.dtype)) continue;
+    // Not differentiable, or (a class-index loss's `weight_sum`, the denominator of a mean
+    // split by data-parallel or pipeline-stages) depending on the targets and weights only.
+    if (!isFloat(op->result->type.dtype) || op->attrs.getBool("weight_sum", false)) continue;
     for (const Value* operand : op->operands)
       if (needing.count(operand)) {
         needing.insert(op->result);

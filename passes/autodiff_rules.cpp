@@ -248,6 +248,41 @@ Value* transposeGradient(GradBuilder& b, Value* dy) {
   return b.op(OpKind::Transpose, {dy}, attrs);
 }
 
+// to: the gradient moves back to the operand's device, by an explicit `to` (as the placement
+// passes write them) named after the operand and that device: grad.VALUE.cudaN.
+Value* toGradient(GradBuilder& b, Value* dy) {
+  const Value* source = b.forward().operands[0];
+  const Device& device = source->type.device;
+  if (!device.placed() || device == dy->type.device) return dy;
+  std::string suffix = device.str();
+  suffix.erase(std::remove(suffix.begin(), suffix.end(), ':'), suffix.end());
+  Attrs attrs;
+  attrs.set("device", device.str());
+  Value* moved = b.op(OpKind::To, {dy}, attrs, source->name + "." + suffix);
+  moved->type.device = device;
+  return moved;
+}
+
+// concat: each operand's part of the gradient, sliced back out along the axis.
+std::vector<Value*> concatGradients(GradBuilder& b, Value* dy, const std::vector<bool>& need) {
+  const Op& op = b.forward();
+  int64_t axis = *normalizeAxis(op.attrs.getInt("axis", 0), dy->type.rank());
+  std::vector<Value*> grads(op.operands.size(), nullptr);
+  int64_t start = 0;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    int64_t size = op.operands[i]->type.shape[axis];
+    if (need[i]) {
+      Attrs attrs;
+      attrs.set("axis", axis);
+      attrs.set("start", start);
+      attrs.set("end", start + size);
+      grads[i] = b.op(OpKind::Slice, {dy}, attrs);
+    }
+    start += size;
+  }
+  return grads;
+}
+
 }  // namespace
 
 std::vector<Value*> gradientsOf(GradBuilder& builder, Value* dy, const std::vector<bool>& needed) {
@@ -273,6 +308,10 @@ std::vector<Value*> gradientsOf(GradBuilder& builder, Value* dy, const std::vect
       return {builder.reshape(dy, op.operands[0]->type.shape)};
     case OpKind::Transpose:
       return {transposeGradient(builder, dy)};
+    case OpKind::Concat:
+      return concatGradients(builder, dy, needed);
+    case OpKind::To:  // the gradient goes back where the operand came from
+      return {toGradient(builder, dy)};
     case OpKind::Cast:  // float to float: the gradient in the operand's dtype
       if (!isFloat(op.operands[0]->type.dtype)) return {nullptr};
       return {builder.cast(dy, op.operands[0]->type.dtype)};

@@ -51,8 +51,9 @@ std::vector<Value*> crossEntropyGradients(GradBuilder& b, Value* dy,
                                logits->type.withoutDevice()));
   if (op.attrs.getFloat("label_smoothing", 0.0) != 0.0)
     noLossRule(op, "the gradient with label_smoothing is not built yet");
-  if (op.attrs.getBool("weight_sum", false))
-    noLossRule(op, "the gradient of a data-parallel shard's loss is not built yet");
+  // A shard's sum of the targets' class weights (the denominator data-parallel and pipeline
+  // split a mean into) does not depend on the logits.
+  if (op.attrs.getBool("weight_sum", false)) return std::vector<Value*>(op.operands.size());
   if (op.operands.size() > 2 && need[2])
     noLossRule(op, fmt::format("class weight '{}' would be trained; list it in train: frozen",
                                op.operands[2]->name));

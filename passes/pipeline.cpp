@@ -1,5 +1,7 @@
 #include "passes/pipeline.h"
 
+#include <algorithm>
+
 namespace gxc {
 
 std::vector<std::string> defaultPipeline() {
@@ -33,9 +35,13 @@ std::vector<std::string> defaultPipeline() {
 
 std::vector<std::string> trainingPipeline() {
   std::vector<std::string> passes = defaultPipeline();
-  // The backward and the update are graph before any placement, so that every later pass
-  // sees the whole training step as one graph.
-  passes.insert(passes.begin() + 1, {"autodiff", "optimizer"});
+  // The backward and the update are graph before assign-devices, so that every later pass
+  // sees the whole training step as one graph; and after data-parallel and pipeline-stages,
+  // which split the forward's batch and combine its loss exactly: the backward of the split
+  // forward is then the split backward, each op's gradients on its device, the shards'
+  // gradients of a param they share summed, and one update.
+  auto placement = std::find(passes.begin(), passes.end(), "assign-devices");
+  passes.insert(placement, {"autodiff", "optimizer"});
   return passes;
 }
 

@@ -7,7 +7,8 @@
 namespace gxc {
 
 std::vector<std::string> defaultPipeline();
-// `gxc train`'s: infer-shapes, autodiff, optimizer, then the rest of the default pipeline.
+// `gxc train`'s: the default pipeline with autodiff and optimizer before assign-devices (after
+// data-parallel and pipeline-stages, which split the batch of the forward they differentiate).
 std::vector<std::string> trainingPipeline();
 
 }  // namespace gxc

@@ -131,6 +131,24 @@ TEST(AutodiffTest, SoftmaxLogSoftmaxAndWeightedCrossEntropyWithIgnoredRows) {
       2);
 }
 
+// concat and to: the ops data-parallel and pipeline-stages write around the model's layers
+// (gathers, partial losses, hand-offs between devices).
+TEST(AutodiffTest, ConcatAndTo) {
+  expectGradientsMatchFiniteDifferences(
+      "inputs:\n  x: {shape: [3, 2], dtype: f64}\n"
+      "params:\n"
+      "  a: {shape: [3, 2], dtype: f64, init: {normal: {std: 1.0}}}\n"
+      "  b: {shape: [2, 4], dtype: f64, init: {normal: {std: 1.0}}}\n"
+      "layers:\n"
+      "  - {name: c, op: concat, inputs: [x, a], axis: 1}\n"   // [3,4]
+      "  - {name: d, op: concat, inputs: [b, c], axis: -2}\n"  // [5,4]
+      "  - {name: t, op: to, inputs: [d], device: cpu}\n"
+      "  - {name: th, op: tanh, inputs: [t]}\n"
+      "  - {name: loss, op: sum, inputs: [th]}\n"
+      "outputs: [loss]\ntrain: {loss: loss}\n",
+      2);
+}
+
 // The table is f32 (embedding's params are), the rest f64 after a cast.
 TEST(AutodiffTest, EmbeddingCastAndMseSum) {
   expectGradientsMatchFiniteDifferences(
