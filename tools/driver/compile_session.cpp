@@ -20,7 +20,7 @@ CompiledModel compileModel(const CompileOptions& options, CompileFor purpose, st
       resolveRunDevices(options.devices, compiled.sim, options.gpus ? *options.gpus : GpuProbe());
   // Before any pass: a run whose kernels its GPUs could not load is refused at once (`compile
   // --emit ptx` may build for GPUs elsewhere).
-  if (purpose == CompileFor::Run && !options.arch.empty())
+  if (purpose != CompileFor::Emit && !options.arch.empty())
     checkArchRunsOnGpus(parseGpuArch(options.arch), compiled.devices.gpus);
   // A real GPU's memory is what gxc may allocate there (usableGpuMemory), the same number
   // the cuda platform's allocators get from this Target.
@@ -68,11 +68,14 @@ CompiledModel compileModel(const CompileOptions& options, CompileFor purpose, st
   // places on cuda runs on the host too, so assign-devices need not repeat it.
   if (compiled.devices.noGpuFound)
     context.emitNote(fmt::format("no GPU found; {} the host (--devices cpu)",
-                                 purpose == CompileFor::Run ? "running on" : "compiling for"));
+                                 purpose == CompileFor::Emit ? "compiling for" : "running on"));
+  if (options.beforePasses) options.beforePasses(*compiled.graph);
   PassManagerOptions passOptions = options.passes;
   if (!passOptions.irStream) passOptions.irStream = &notes;  // IR dumps and timings: stderr
   PassManager manager(passOptions);
-  for (const std::string& pass : defaultPipeline()) manager.add(pass);
+  for (const std::string& pass :
+       purpose == CompileFor::Train ? trainingPipeline() : defaultPipeline())
+    manager.add(pass);
   manager.run(*compiled.graph, context);
   return compiled;
 }

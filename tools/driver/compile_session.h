@@ -2,6 +2,7 @@
 // default pipeline run with the dumps the user asked for.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -31,6 +32,8 @@ struct CompileOptions {
   std::string arch;                // --arch sm_XX as given; empty: the device's, or sm_90
   PassManagerOptions passes;       // --print-ir-after, --dump-ir, --time-passes
   const GpuProbe* gpus = nullptr;  // tests: fake real GPUs; null: this machine's
+  // `train`: the command line's overrides of the model's train: section, on the loaded graph.
+  std::function<void(Graph&)> beforePasses;
 };
 
 struct CompiledModel {
@@ -44,7 +47,8 @@ struct CompiledModel {
 
 // What the compiled model is for: `gxc run` runs it, `gxc compile` only writes it out; the
 // note of a run that found no GPU says which ("running on" or "compiling for" the host).
-enum class CompileFor { Run, Emit };
+// `gxc train` compiles the training step (passes/pipeline.h, trainingPipeline).
+enum class CompileFor { Run, Emit, Train };
 
 // Resolves the devices (usage errors first), loads the model, then says in one note, only
 // once the model has been read, where a run that found no GPU goes; then the passes.

@@ -17,6 +17,7 @@
 #include "tools/driver/plan_printer.h"
 #include "tools/driver/run_command.h"
 #include "tools/driver/terminal_progress.h"
+#include "tools/driver/train_command.h"
 #include "tools/driver/version.h"
 
 namespace gxc {
@@ -145,9 +146,27 @@ int gxcMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     compileCommandApp->add_option("--emit", emit, "ir | dot | cuda | ptx | plan");
     compileCommandApp->add_option("-o", outPath, "where --emit writes (stdout if absent)");
 
-    // Commands of cli.md this version does not have: refused by name, whatever follows them.
-    CLI::App* trainCommand = app.add_subcommand("train", "train a model's params (not built yet)");
-    trainCommand->allow_extras();
+    TrainOptions train;
+    CLI::App* trainCommand = app.add_subcommand("train", "train the model's params on a data file");
+    addCompileOptions(*trainCommand, train.compile);
+    trainCommand->add_option("--data", train.dataPath, "the training set (.npz)")->required();
+    trainCommand->add_option("--val", train.valPath, "a validation set (.npz), after every epoch");
+    trainCommand->add_option("--epochs", train.epochs, "epochs (overrides train:)")
+        ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+    trainCommand->add_option("--steps", train.steps, "stop after N updates")
+        ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+    trainCommand->add_option("--batch-size", train.batchSize, "samples per step")
+        ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+    trainCommand->add_option("--lr", train.lr, "learning rate (overrides train:)");
+    trainCommand->add_option("--optimizer", train.optimizer, "sgd | adam | adamw");
+    trainCommand->add_flag("--no-shuffle", train.noShuffle, "keep the data file's order");
+    trainCommand->add_option("--save", train.savePath, "the trained params (.safetensors)");
+    trainCommand->add_option("--checkpoint", train.checkpointDir,
+                             "DIR: the whole training state after every epoch");
+    trainCommand->add_option("--resume", train.resumePath, "go on from a --checkpoint file");
+    trainCommand->add_option("--log", train.logPath, "one JSON line per step");
+    trainCommand->add_option("--tensorboard", train.tensorboardDir,
+                             "DIR: TensorBoard event files of the same scalars");
     ImportOptions import;
     CLI::App* importApp = app.add_subcommand("import", "an ONNX model as gxc YAML");
     importApp->add_option("model", import.modelPath, "the ONNX model (.onnx)")->required();
@@ -169,8 +188,10 @@ int gxcMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       out << version.what() << "\n";
       return 0;
     }
-    if (trainCommand->parsed())
-      usageError("train: not built yet: this version runs models forward only (gxc run)");
+    if (trainCommand->parsed()) {
+      checkPlacement(train.compile, trainCommand->count("--microbatches") > 0);
+      return trainModel(train, out, err);
+    }
     if (importApp->parsed()) return importCommand(import, out);
     if (runCommand->parsed()) {
       checkPlacement(run.compile, runCommand->count("--microbatches") > 0);

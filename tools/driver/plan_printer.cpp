@@ -63,6 +63,9 @@ std::string workText(const KernelStep& step, const std::map<const Op*, std::stri
       return fmt::format("copy {} -> {}, {}", from.str(), root.device().str(),
                          bytesText(root.result->type.bytes()));
     }
+    case StepKind::Assign:
+      return fmt::format("assign {} into param {}", step.root()->operands[1]->name,
+                         step.root()->operands[0]->name);
     case StepKind::View:
       return fmt::format("view {} of %{}: no work", opName(root.kind), root.operands[0]->name);
     case StepKind::Generated:

@@ -173,12 +173,7 @@ PlatformRun runOnHost(const Graph& graph, const std::map<std::string, Tensor>& i
 // The `sim` platform: virtual GPUs, simulated times, a trace of every stream.
 PlatformRun runOnSim(const CompiledModel& compiled, const std::map<std::string, Tensor>& inputs,
                      int iterations) {
-  SimConfig config;
-  config.gpus = compiled.sim.count;
-  config.memoryPerGpu = compiled.sim.memoryBytes;
-  config.deviceMap = compiled.devices.gpuIds;
-  config.launchBlocking = launchBlockingFromEnvironment();
-  config.costs = compiled.target.costs;
+  SimConfig config = simConfigOf(compiled);
   SimExecutor executor(*compiled.graph, config);
   SimRunReport report;
   PlatformRun run;
@@ -236,6 +231,16 @@ PlatformRun runOnCuda(const CompiledModel& compiled, const std::map<std::string,
 }
 
 }  // namespace
+
+SimConfig simConfigOf(const CompiledModel& compiled) {
+  SimConfig config;
+  config.gpus = compiled.sim.count;
+  config.memoryPerGpu = compiled.sim.memoryBytes;
+  config.deviceMap = compiled.devices.gpuIds;
+  config.launchBlocking = launchBlockingFromEnvironment();
+  config.costs = compiled.target.costs;
+  return config;
+}
 
 int runModel(const RunOptions& options, std::ostream& out, std::ostream& err) {
   std::optional<GpuArch> arch = parseArchOption(options.compile.arch);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/sim/sim_executor.h"
 #include "tools/driver/compile_session.h"
 
 namespace gxc {
@@ -18,6 +19,10 @@ struct RunOptions {
   std::string reportPath;
   std::string tracePath;
 };
+
+// The virtual GPUs a compiled model runs on: its --sim-gpus, its devices' order, the cost
+// table its passes planned with, and GXC_LAUNCH_BLOCKING.
+SimConfig simConfigOf(const CompiledModel& compiled);
 
 // Returns the exit status; results go to `out`, notes and the summary to `err`.
 int runModel(const RunOptions& options, std::ostream& out, std::ostream& err);

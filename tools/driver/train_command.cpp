@@ -1,0 +1,278 @@
+#include "tools/driver/train_command.h"
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "frontend/model_loader.h"
+#include "ir/progress.h"
+#include "tensor/safetensors.h"
+#include "tools/driver/error_handling.h"
+#include "tools/driver/tensorboard_events.h"
+#include "tools/driver/train_checkpoint.h"
+#include "tools/driver/train_data.h"
+#include "tools/driver/train_step.h"
+#include "tools/driver/train_validation.h"
+
+namespace gxc {
+namespace {
+
+// What the model's train: section says, with the command line's overrides.
+struct TrainSettings {
+  std::string loss;
+  int64_t batchSize = 0;
+  int64_t epochs = 1;
+  std::optional<int64_t> steps;
+  bool shuffle = true;
+  bool dropLast = false;
+  int64_t seed = 0;
+};
+
+TrainSettings readSettings(const Graph& model, const TrainOptions& options) {
+  const Attrs& attrs = model.attrs();
+  TrainSettings settings;
+  settings.loss = attrs.getString("train_loss", "");
+  if (settings.loss.empty())
+    throw Error(ErrorKind::Model, {options.compile.modelPath, 0, 0},
+                "the model has no train: section naming its loss (train: {loss: LAYER, ...}; "
+                "docs/model-format.md, Training)");
+  if (!attrs.has("optimizer") && options.optimizer.empty())
+    usageError(
+        "the model's train: section names no optimizer; give one (--optimizer sgd|adam|"
+        "adamw)");
+  if (!attrs.has("lr") && !options.lr)
+    usageError("the model's train: section gives no lr; give one (--lr LR)");
+  settings.batchSize = options.batchSize.value_or(attrs.getInt("train_batch_size", 0));
+  if (settings.batchSize <= 0)
+    usageError("the model's train: section gives no batch_size; give one (--batch-size B)");
+  settings.epochs = options.epochs.value_or(attrs.getInt("train_epochs", 1));
+  settings.steps = options.steps;
+  settings.shuffle = !options.noShuffle && attrs.getBool("train_shuffle", true);
+  settings.dropLast = attrs.getBool("train_drop_last", false);
+  settings.seed = attrs.getInt("seed", 0);
+  return settings;
+}
+
+// Each step's scalars, to --log (JSON lines) and --tensorboard.
+class StepRecords {
+ public:
+  explicit StepRecords(const TrainOptions& options) : logPath_(options.logPath) {
+    if (!logPath_.empty()) {
+      log_.emplace(logPath_);
+      if (!*log_) runtimeError({}, "--log: cannot write {}", logPath_);
+    }
+    if (!options.tensorboardDir.empty()) tensorboard_.emplace(options.tensorboardDir);
+  }
+  void step(int64_t epoch, int64_t step, double loss, double lr, double samplesPerSecond) {
+    if (log_)
+      *log_ << nlohmann::json{{"epoch", epoch},
+                              {"step", step},
+                              {"loss", loss},
+                              {"lr", lr},
+                              {"samples_per_second", samplesPerSecond}}
+                   .dump()
+            << "\n";
+    if (!tensorboard_) return;
+    double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    tensorboard_->addScalar("loss", loss, step, now);
+    tensorboard_->addScalar("lr", lr, step, now);
+    tensorboard_->addScalar("samples_per_second", samplesPerSecond, step, now);
+  }
+  // The validation loss after epoch `epoch`, at the step it ended on.
+  void validation(int64_t epoch, int64_t step, double loss) {
+    if (log_)
+      *log_ << nlohmann::json{{"epoch", epoch}, {"step", step}, {"val_loss", loss}}.dump() << "\n";
+    if (tensorboard_)
+      tensorboard_->addScalar(
+          "val_loss", loss, step,
+          std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+              .count());
+  }
+  void endEpoch() {
+    if (tensorboard_) tensorboard_->flush();
+    if (log_) log_->flush();
+  }
+  void finish() {
+    endEpoch();
+    if (log_ && !*log_) runtimeError({}, "--log: cannot write {}", logPath_);
+  }
+
+ private:
+  std::string logPath_;
+  std::optional<std::ofstream> log_;
+  std::optional<TensorboardWriter> tensorboard_;
+};
+
+void checkTrainOptions(const TrainOptions& options) {
+  if (options.lr && (!std::isfinite(*options.lr) || *options.lr < 0))
+    usageError("--lr {}: expected a finite number >= 0", *options.lr);
+  if (!options.optimizer.empty() && options.optimizer != "sgd" && options.optimizer != "adam" &&
+      options.optimizer != "adamw")
+    usageError("--optimizer {}: expected sgd, adam or adamw", options.optimizer);
+}
+
+// The command line's overrides, applied to the loaded model before the passes.
+void applyOverrides(Graph& model, const TrainOptions& options) {
+  if (!options.optimizer.empty() &&
+      options.optimizer != model.attrs().getString("optimizer", options.optimizer)) {
+    // Another optimizer's hyperparameters do not carry over: torch's defaults of the new one.
+    for (const char* key :
+         {"momentum", "dampening", "nesterov", "weight_decay", "beta1", "beta2", "eps"})
+      model.attrs().erase(key);
+  }
+  if (!options.optimizer.empty()) model.attrs().set("optimizer", options.optimizer);
+  if (options.lr) model.attrs().set("lr", *options.lr);
+}
+
+double scalarLoss(const Tensor& loss) {
+  return loss.dtype() == DType::F64 ? loadDoubleAt(DType::F64, loss.data(), 0)
+                                    : loadFloatAt(loss.dtype(), loss.data(), 0);
+}
+
+// The trained params under their state_dict names: the model's own (frozen ones included),
+// not what the compiler made for training.
+std::map<std::string, Tensor> modelParams(const Graph& graph,
+                                          const std::map<std::string, Tensor>& values) {
+  std::map<std::string, Tensor> params;
+  for (const Op* op : graph.ops()) {
+    if (op->kind != OpKind::Param || op->attrs.has("role")) continue;
+    std::string name = op->attrs.getString("name", op->result->name);
+    auto value = values.find(name);
+    if (value != values.end()) params.emplace(name, value->second);
+  }
+  return params;
+}
+
+// The forward for `rows` samples of the validation set: the default pipeline (no backward, no
+// update) with the loss layer an output.
+std::unique_ptr<StepProgram> compileForward(const TrainOptions& options, const TrainingData& val,
+                                            int64_t rows) {
+  CompileOptions compile = options.compile;
+  compile.passes = {};  // what --print-ir-after and --dump-ir show is the training step
+  compile.givenInputs.clear();
+  for (const auto& [name, array] : val.arrays())
+    compile.givenInputs[name] = {
+        val.path(), [&val, name = name, rows] { return val.batchShape(name, rows); }, true};
+  compile.beforePasses = outputTheLoss;
+  std::ostringstream repeated;  // the training step's compile said its notes
+  CompiledModel compiled = compileModel(compile, CompileFor::Run, repeated);
+  val.check(*compiled.graph);
+  return std::make_unique<StepProgram>(std::move(compiled));
+}
+
+}  // namespace
+
+int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err) {
+  checkTrainOptions(options);
+  TrainingData data(options.dataPath, "--data");
+  std::optional<TrainingData> val;
+  if (!options.valPath.empty()) val.emplace(options.valPath, "--val");
+
+  // Compiles the step for batches of `rows` samples: the data binds the inputs' dims.
+  int compiles = 0;
+  auto compileFor = [&](int64_t rows) {
+    CompileOptions compile = options.compile;
+    for (const auto& [name, array] : data.arrays())
+      compile.givenInputs[name] = {
+          data.path(), [&data, name = name, rows] { return data.batchShape(name, rows); }, true};
+    compile.beforePasses = [&options](Graph& model) { applyOverrides(model, options); };
+    // The notes of a compile (no GPU found, ...) are said once: the last batch's compile
+    // would repeat them.
+    std::ostringstream repeated;
+    CompiledModel compiled = compileModel(compile, CompileFor::Train, compiles++ ? repeated : err);
+    if (!compiled.devices.hostOnly() && !compiled.sim.enabled())
+      usageError(
+          "training on real GPUs is not built yet; train on the host (--devices cpu) or "
+          "on virtual GPUs (--sim-gpus N)");
+    data.check(*compiled.graph);
+    return std::make_unique<StepProgram>(std::move(compiled));
+  };
+
+  // The train: section, read from the model as the whole data set binds it.
+  ModelOptions modelOptions;
+  modelOptions.weightsPath = options.compile.weightsPath;
+  modelOptions.dims = parseDimOptions(options.compile.dims);
+  for (const auto& [name, array] : data.arrays())
+    modelOptions.givenInputs[name] = {data.path(), [shape = array.shape()] { return shape; }, true};
+  TrainSettings settings =
+      readSettings(*loadModel(options.compile.modelPath, modelOptions), options);
+  int64_t batch = settings.batchSize;
+  if (batch > data.samples() && settings.dropLast)
+    throw Error(ErrorKind::Model, {data.path(), 0, 0},
+                fmt::format("--data: {} samples make no batch of {} with drop_last", data.samples(),
+                            batch));
+  TrainingSteps steps(compileFor, std::min(batch, data.samples()));
+  // The validation set's forward, compiled now: a set the model cannot take is refused
+  // before any step runs.
+  std::optional<Validation> validation;
+  if (val) {
+    auto compile = [&](int64_t rows) { return compileForward(options, *val, rows); };
+    validation.emplace(*val, compile, batch, settings.loss);
+  }
+  int64_t wholeBatches = data.samples() / batch;
+  int64_t rest = settings.dropLast ? 0 : data.samples() % batch;
+
+  int64_t step = 0;
+  int64_t firstEpoch = 0;
+  if (!options.resumePath.empty()) {
+    TrainCheckpoint resumed = readCheckpoint(options.resumePath, steps.current().paramValues());
+    steps.current().setParamValues(resumed.params);
+    firstEpoch = resumed.epochsDone;
+    step = resumed.stepsDone;
+  }
+  StepRecords records(options);
+  double lastLoss = NAN;
+  double valLoss = NAN;
+  bool done = settings.steps && step >= *settings.steps;
+  for (int64_t epoch = firstEpoch; epoch < settings.epochs && !done; ++epoch) {
+    std::vector<int64_t> order = epochOrder(data.samples(), settings.shuffle, settings.seed, epoch);
+    int64_t batches = wholeBatches + (rest > 0 ? 1 : 0);
+    ProgressTask progress(fmt::format("epoch {}/{}", epoch + 1, settings.epochs), batches);
+    int64_t b = 0;
+    for (; b < batches && !done; ++b) {
+      int64_t begin = b * batch;
+      int64_t rows = std::min(batch, data.samples() - begin);
+      StepProgram& program = steps.forRows(rows);
+      auto start = std::chrono::steady_clock::now();
+      std::map<std::string, Tensor> outputs = program.run(
+          data.gather(std::vector<int64_t>(order.begin() + begin, order.begin() + begin + rows)));
+      std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start;
+      lastLoss = scalarLoss(outputs.at(settings.loss));
+      ++step;
+      if (!std::isfinite(lastLoss))
+        runtimeError({},
+                     "the loss became {} at epoch {}, step {}: training stopped (a smaller "
+                     "--lr often helps)",
+                     lastLoss, epoch + 1, step);
+      records.step(epoch + 1, step, lastLoss, program.graph().attrs().getFloat("lr", 0),
+                   rows / std::max(seconds.count(), 1e-9));
+      progress.advance();
+      done = settings.steps && step >= *settings.steps;
+    }
+    if (validation && b > 0) {
+      valLoss = validation->loss(steps.current().paramValues());
+      records.validation(epoch + 1, step, valLoss);
+    }
+    records.endEpoch();
+    // A checkpoint after every whole epoch: what --resume goes on from.
+    if (!options.checkpointDir.empty() && b == batches)
+      writeCheckpoint(options.checkpointDir, {steps.current().paramValues(), epoch + 1, step});
+  }
+  records.finish();
+  if (!options.savePath.empty())
+    writeSafetensors(options.savePath,
+                     modelParams(steps.current().graph(), steps.current().paramValues()));
+  out << fmt::format("trained {} step{}; last loss {}", step, step == 1 ? "" : "s", lastLoss);
+  if (validation) out << fmt::format("; validation loss {}", valLoss);
+  out << "\n";
+  return 0;
+}
+
+}  // namespace gxc

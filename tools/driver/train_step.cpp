@@ -1,0 +1,45 @@
+#include "tools/driver/train_step.h"
+
+#include "tools/driver/run_command.h"
+
+namespace gxc {
+
+StepProgram::StepProgram(CompiledModel compiled) : compiled_(std::move(compiled)) {
+  if (compiled_.devices.hostOnly()) {
+    host_ = std::make_unique<HostExecutor>(*compiled_.graph);
+    return;
+  }
+  sim_ = std::make_unique<SimExecutor>(*compiled_.graph, simConfigOf(compiled_));
+}
+
+std::map<std::string, Tensor> StepProgram::run(const std::map<std::string, Tensor>& inputs) {
+  return host_ ? host_->run(inputs) : sim_->run(inputs);
+}
+
+std::map<std::string, Tensor> StepProgram::paramValues() {
+  return host_ ? host_->paramValues() : sim_->paramValues();
+}
+
+void StepProgram::setParamValues(const std::map<std::string, Tensor>& values) {
+  if (host_)
+    host_->setParamValues(values);
+  else
+    sim_->setParamValues(values);
+}
+
+TrainingSteps::TrainingSteps(Compile compile, int64_t batch) : compile_(std::move(compile)) {
+  current_ = programs_.emplace(batch, compile_(batch)).first->second.get();
+}
+
+StepProgram& TrainingSteps::forRows(int64_t rows) {
+  auto found = programs_.find(rows);
+  if (found == programs_.end()) found = programs_.emplace(rows, compile_(rows)).first;
+  StepProgram* program = found->second.get();
+  if (program != current_) {  // the other batch size's step goes on from these values
+    program->setParamValues(current_->paramValues());
+    current_ = program;
+  }
+  return *program;
+}
+
+}  // namespace gxc

@@ -1,0 +1,51 @@
+// The compiled training steps of one `gxc train` run: one per batch size (the batch, and the
+// last, smaller one of an epoch), each with the executor of its platform (cpu or sim), the
+// params and optimizer state handed from one to the other as the batch size changes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "runtime/host/host_executor.h"
+#include "runtime/sim/sim_executor.h"
+#include "tools/driver/compile_session.h"
+
+namespace gxc {
+
+// One compiled program and the executor that runs it: a training step, or the forward that
+// evaluates the loss on a validation set (train_validation.h).
+class StepProgram {
+ public:
+  explicit StepProgram(CompiledModel compiled);
+  const Graph& graph() const { return *compiled_.graph; }
+  std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs);
+  std::map<std::string, Tensor> paramValues();
+  void setParamValues(const std::map<std::string, Tensor>& values);
+
+ private:
+  CompiledModel compiled_;
+  std::unique_ptr<HostExecutor> host_;
+  std::unique_ptr<SimExecutor> sim_;
+};
+
+class TrainingSteps {
+ public:
+  using Compile = std::function<std::unique_ptr<StepProgram>(int64_t rows)>;
+  // Compiles the step of `batch` rows now; another size only when a batch of it comes.
+  TrainingSteps(Compile compile, int64_t batch);
+
+  // The step for a batch of `rows`, holding the params and state the last step left.
+  StepProgram& forRows(int64_t rows);
+  // The step that ran last: where the params are now.
+  StepProgram& current() { return *current_; }
+
+ private:
+  Compile compile_;
+  std::map<int64_t, std::unique_ptr<StepProgram>> programs_;
+  StepProgram* current_ = nullptr;
+};
+
+}  // namespace gxc
