@@ -288,6 +288,7 @@ std::vector<Value*> concatGradients(GradBuilder& b, Value* dy, const std::vector
 std::vector<Value*> gradientsOf(GradBuilder& builder, Value* dy, const std::vector<bool>& needed) {
   const Op& op = builder.forward();
   if (auto loss = lossGradients(builder, dy, needed)) return *loss;
+  if (auto layer = layerGradients(builder, dy, needed)) return *layer;
   switch (op.kind) {
     case OpKind::Add:
     case OpKind::Sub:

@@ -61,4 +61,9 @@ std::vector<int64_t> reductionAxes(const Op& op, int64_t rank);
 std::optional<std::vector<Value*>> lossGradients(GradBuilder& builder, Value* dy,
                                                  const std::vector<bool>& needed);
 
+// Rules of gelu, layer_norm, slice and scaled_dot_product_attention
+// (passes/autodiff_rules_layers.cpp); nullopt for other ops.
+std::optional<std::vector<Value*>> layerGradients(GradBuilder& builder, Value* dy,
+                                                  const std::vector<bool>& needed);
+
 }  // namespace gxc

@@ -149,6 +149,62 @@ TEST(AutodiffTest, ConcatAndTo) {
       2);
 }
 
+// gelu in both forms; layer_norm with its weight and bias, and over two dims without them.
+TEST(AutodiffTest, GeluAndLayerNorm) {
+  expectGradientsMatchFiniteDifferences(
+      "inputs:\n  x: {shape: [4, 3, 5], dtype: f64}\n  y: {shape: [4, 3, 6], dtype: f64}\n"
+      "layers:\n"
+      "  - {name: fc, op: linear, inputs: [x], in_features: 5, out_features: 6}\n"
+      "  - {name: g1, op: gelu, inputs: [fc]}\n"
+      "  - {name: g2, op: gelu, inputs: [fc], approximate: tanh}\n"
+      "  - {name: s, op: add, inputs: [g1, g2]}\n"
+      "  - {name: ln, op: layer_norm, inputs: [s]}\n"
+      "  - {name: w, op: mul, inputs: [ln, fc]}\n"
+      "  - {name: ln2, op: layer_norm, inputs: [w], normalized_shape: [3, 6], affine: false, "
+      "eps: 0.01}\n"
+      "  - {name: loss, op: mse_loss, inputs: [ln2, y]}\n"
+      "outputs: [loss]\ntrain: {loss: loss}\n",
+      4);
+}
+
+// The pieces of a split, and attention: causal, with a scale, with a float or bool mask, and
+// over heads (4-D, as the GPT decoder's).
+TEST(AutodiffTest, SplitAndAttention) {
+  expectGradientsMatchFiniteDifferences(
+      "inputs:\n  x: {shape: [2, 4, 6], dtype: f64}\n  mask: {shape: [4, 4], dtype: f64}\n"
+      "  y: {shape: [2, 4, 6], dtype: f64}\n"
+      "layers:\n"
+      "  - {name: qkv, op: linear, inputs: [x], in_features: 6, out_features: 18}\n"
+      "  - {name: pieces, op: split, inputs: [qkv], split_size: 6, axis: -1, outputs: [q, k, "
+      "v]}\n"
+      "  - {name: a1, op: scaled_dot_product_attention, inputs: [q, k, v], is_causal: true}\n"
+      "  - {name: a2, op: scaled_dot_product_attention, inputs: [q, k, v], scale: 0.3}\n"
+      "  - {name: a3, op: scaled_dot_product_attention, inputs: [q, k, v, mask]}\n"
+      "  - {name: qh, op: reshape, inputs: [q], shape: [2, 4, 2, 3]}\n"
+      "  - {name: kh, op: reshape, inputs: [k], shape: [2, 4, 2, 3]}\n"
+      "  - {name: vh, op: reshape, inputs: [v], shape: [2, 4, 2, 3]}\n"
+      "  - {name: qt, op: transpose, inputs: [qh], perm: [0, 2, 1, 3]}\n"
+      "  - {name: kt, op: transpose, inputs: [kh], perm: [0, 2, 1, 3]}\n"
+      "  - {name: vt, op: transpose, inputs: [vh], perm: [0, 2, 1, 3]}\n"
+      "  - {name: a4h, op: scaled_dot_product_attention, inputs: [qt, kt, vt], is_causal: "
+      "true}\n"
+      "  - {name: a4t, op: transpose, inputs: [a4h], perm: [0, 2, 1, 3]}\n"
+      "  - {name: a4, op: reshape, inputs: [a4t], shape: [2, 4, 6]}\n"
+      "  - {name: a5h, op: scaled_dot_product_attention, inputs: [qt, kt, vt, mask]}\n"
+      "  - {name: a5t, op: transpose, inputs: [a5h], perm: [0, 2, 1, 3]}\n"
+      "  - {name: a5, op: reshape, inputs: [a5t], shape: [2, 4, 6]}\n"
+      "  - {name: keep, op: gt, inputs: [mask], scalar: -1.0}\n"
+      "  - {name: a6, op: scaled_dot_product_attention, inputs: [q, k, v, keep]}\n"
+      "  - {name: s1, op: add, inputs: [a1, a2]}\n"
+      "  - {name: s2, op: add, inputs: [a3, a4]}\n"
+      "  - {name: s3, op: add, inputs: [a5, a6]}\n"
+      "  - {name: s4, op: add, inputs: [s1, s2]}\n"
+      "  - {name: s, op: add, inputs: [s3, s4]}\n"
+      "  - {name: loss, op: mse_loss, inputs: [s, y]}\n"
+      "outputs: [loss]\ntrain: {loss: loss}\n",
+      2);
+}
+
 // The table is f32 (embedding's params are), the rest f64 after a cast.
 TEST(AutodiffTest, EmbeddingCastAndMseSum) {
   expectGradientsMatchFiniteDifferences(

@@ -3,7 +3,8 @@
 // step's loss (expected.json) and the final params (final.safetensors). gxc trains the same
 // model from the same weights on the same data, on each platform and placement below: every
 // step's loss within 1e-4 (relative) of PyTorch's, every final param within 1e-4 (relative to
-// its largest magnitude).
+// its largest magnitude), but for the elements the fixtures name noise-driven (GPT's key bias,
+// whose gradient is zero but for rounding), which are only bounded.
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -85,6 +86,9 @@ void expectTrainsAsPyTorch(const std::string& name, const Platform& platform) {
   }
   EXPECT_EQ(step, steps.size());
 
+  // Elements whose gradient is zero but for rounding (expected.json, "noise_driven") move by
+  // Adam's normalized noise, up to lr per step either way, in PyTorch as in gxc: bounded only.
+  double noiseBound = 2.0 * static_cast<double>(steps.size()) * expected.at("lr").get<double>();
   SafetensorsFile trained = SafetensorsFile::open(options.savePath);
   SafetensorsFile reference = SafetensorsFile::open((dir / "final.safetensors").string());
   EXPECT_EQ(trained.entries().size(), reference.entries().size());
@@ -93,10 +97,20 @@ void expectTrainsAsPyTorch(const std::string& name, const Platform& platform) {
     Tensor ours = trained.read(param);
     Tensor theirs = reference.read(param);
     ASSERT_EQ(ours.shape(), theirs.shape()) << param;
+    std::vector<bool> noiseDriven(theirs.numel(), false);
+    if (expected.at("noise_driven").contains(param))
+      for (const auto& range : expected.at("noise_driven").at(param))
+        for (int64_t i = range.at(0).get<int64_t>(); i < range.at(1).get<int64_t>(); ++i)
+          noiseDriven.at(i) = true;
     double scale = std::max(1e-3, maxAbs(theirs));
     double worst = 0;
-    for (int64_t i = 0; i < theirs.numel(); ++i)
-      worst = std::max(worst, std::abs(ours.loadDouble(i) - theirs.loadDouble(i)) / scale);
+    for (int64_t i = 0; i < theirs.numel(); ++i) {
+      double difference = std::abs(ours.loadDouble(i) - theirs.loadDouble(i));
+      if (noiseDriven[i])
+        EXPECT_LE(difference, noiseBound) << param << " element " << i;
+      else
+        worst = std::max(worst, difference / scale);
+    }
     EXPECT_LE(worst, 1e-4) << param;
   }
   fs::remove_all(out);
@@ -110,7 +124,8 @@ TEST_P(TrainPyTorchTest, LossesAndFinalParamsMatchPyTorch) {
 
 INSTANTIATE_TEST_SUITE_P(Cases, TrainPyTorchTest,
                          ::testing::Values("mlp_adam", "mlp_adamw", "digits_sgd",
-                                           "digits_sgd_dampening", "digits_sgd_nesterov"));
+                                           "digits_sgd_dampening", "digits_sgd_nesterov",
+                                           "gpt_adamw"));
 
 }  // namespace
 }  // namespace gxc
