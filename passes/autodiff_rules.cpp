@@ -289,6 +289,7 @@ std::vector<Value*> gradientsOf(GradBuilder& builder, Value* dy, const std::vect
   const Op& op = builder.forward();
   if (auto loss = lossGradients(builder, dy, needed)) return *loss;
   if (auto layer = layerGradients(builder, dy, needed)) return *layer;
+  if (auto conv = convGradients(builder, dy, needed)) return *conv;
   switch (op.kind) {
     case OpKind::Add:
     case OpKind::Sub:

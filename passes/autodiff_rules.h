@@ -66,4 +66,9 @@ std::optional<std::vector<Value*>> lossGradients(GradBuilder& builder, Value* dy
 std::optional<std::vector<Value*>> layerGradients(GradBuilder& builder, Value* dy,
                                                   const std::vector<bool>& needed);
 
+// Rules of conv2d (not grouped), and of avg_pool2d and adaptive_avg_pool2d whose windows tile
+// the input (passes/autodiff_rules_conv.cpp); nullopt for other ops.
+std::optional<std::vector<Value*>> convGradients(GradBuilder& builder, Value* dy,
+                                                 const std::vector<bool>& needed);
+
 }  // namespace gxc

@@ -205,6 +205,30 @@ TEST(AutodiffTest, SplitAndAttention) {
       2);
 }
 
+// conv2d with stride, padding, dilation, `same` and a non-square kernel (the rounding down of
+// its output size included), and the average pools whose windows tile the input.
+TEST(AutodiffTest, ConvolutionsAndAveragePools) {
+  expectGradientsMatchFiniteDifferences(
+      "inputs:\n  x: {shape: [2, 2, 7, 6], dtype: f64}\n  y: {shape: [2, 2, 2, 1], dtype: f64}\n"
+      "layers:\n"
+      "  - {name: c1, op: conv2d, inputs: [x], in_channels: 2, out_channels: 3, kernel_size: 3, "
+      "stride: 2, padding: 1}\n"  // [2,3,4,3]
+      "  - {name: s1, op: sigmoid, inputs: [c1]}\n"
+      "  - {name: c2, op: conv2d, inputs: [s1], in_channels: 3, out_channels: 2, kernel_size: "
+      "2, dilation: [2, 1], padding: [1, 0], bias: false}\n"  // [2,2,4,2]
+      "  - {name: c3, op: conv2d, inputs: [c2], in_channels: 2, out_channels: 2, kernel_size: "
+      "3, padding: same}\n"
+      "  - {name: p1, op: avg_pool2d, inputs: [c3], kernel_size: 2}\n"  // [2,2,2,1]
+      "  - {name: p2, op: adaptive_avg_pool2d, inputs: [s1], output_size: [2, 1]}\n"
+      "  - {name: p3, op: avg_pool2d, inputs: [x], kernel_size: [3, 4]}\n"  // [2,2,2,1]
+      "  - {name: s2, op: add, inputs: [p1, p3]}\n"
+      "  - {name: loss1, op: mse_loss, inputs: [s2, y]}\n"
+      "  - {name: m, op: mean, inputs: [p2]}\n"
+      "  - {name: loss, op: add, inputs: [loss1, m]}\n"
+      "outputs: [loss]\ntrain: {loss: loss}\n",
+      5);
+}
+
 // The table is f32 (embedding's params are), the rest f64 after a cast.
 TEST(AutodiffTest, EmbeddingCastAndMseSum) {
   expectGradientsMatchFiniteDifferences(

@@ -125,7 +125,7 @@ TEST_P(TrainPyTorchTest, LossesAndFinalParamsMatchPyTorch) {
 INSTANTIATE_TEST_SUITE_P(Cases, TrainPyTorchTest,
                          ::testing::Values("mlp_adam", "mlp_adamw", "digits_sgd",
                                            "digits_sgd_dampening", "digits_sgd_nesterov",
-                                           "gpt_adamw"));
+                                           "digits_lenet_sgd", "gpt_adamw"));
 
 }  // namespace
 }  // namespace gxc
