@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Time per training step: gxc train against PyTorch, same model, data, batch and threads.
 
-For each model (the tutorial's regression MLP with Adam, and the digits classifier with SGD and
-momentum, from tests/fixtures/train/) and each thread count, in interleaved rounds:
+For each model (the tutorial's regression MLP with Adam, the digits classifiers (an MLP and a
+LeNet) with SGD and momentum, and the GPT-style decoder with AdamW, from tests/fixtures/train/)
+and each thread count, in interleaved rounds:
 - gxc: `gxc train MODEL --data DATA --devices cpu --steps N --log LOG`; a step's time is its
   batch's rows over the `samples_per_second` the log gives (the compiled step's run: forward,
   backward and update; not the data's slicing), median over the steps after the first 10;
@@ -34,7 +35,9 @@ import make_train_fixtures as fixtures  # noqa: E402
 STEPS = 110
 WARMUP = 10
 CASES = {"regression MLP 13-16-32-1, Adam": "mlp_adam",
-         "digits MLP 64-32-10, SGD momentum": "digits_sgd"}
+         "digits MLP 64-32-10, SGD momentum": "digits_sgd",
+         "digits LeNet (conv, avg pool), SGD momentum": "digits_lenet_sgd",
+         "GPT-style decoder (4 blocks, width 32), AdamW": "gpt_adamw"}
 
 
 def gxc_step_ms(gxc, case, threads):

@@ -167,6 +167,9 @@ int gxcMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     trainCommand->add_option("--log", train.logPath, "one JSON line per step");
     trainCommand->add_option("--tensorboard", train.tensorboardDir,
                              "DIR: TensorBoard event files of the same scalars");
+    trainCommand->add_option("--report", train.reportPath, "the last step's summary as JSON");
+    trainCommand->add_option("--trace", train.tracePath,
+                             "Chrome trace of the last step's streams (JSON)");
     ImportOptions import;
     CLI::App* importApp = app.add_subcommand("import", "an ONNX model as gxc YAML");
     importApp->add_option("model", import.modelPath, "the ONNX model (.onnx)")->required();

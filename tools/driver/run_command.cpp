@@ -73,31 +73,6 @@ std::map<std::string, Tensor> bindInputs(const Graph& graph,
   return tensors;
 }
 
-// Writes every file to NAME.partial first and renames only when all were written, so a
-// failure leaves none of the outputs behind.
-void writeAllOrNothing(const std::vector<std::pair<std::string, std::string>>& staged) {
-  for (const auto& [tmp, final] : staged) {
-    std::error_code ec;
-    std::filesystem::rename(tmp, final, ec);
-    if (ec) {
-      for (const auto& pair : staged) std::filesystem::remove(pair.first, ec);
-      runtimeError({}, "cannot write {}: {}", final, ec.message());
-    }
-  }
-}
-
-void stageText(const std::string& path, const std::string& text, const char* option,
-               std::vector<std::pair<std::string, std::string>>& staged) {
-  std::string tmp = path + ".partial";
-  std::ofstream file(tmp);
-  file << text;
-  if (!file.flush()) {
-    std::filesystem::remove(tmp);
-    runtimeError({}, "{}: cannot write {}", option, path);
-  }
-  staged.emplace_back(tmp, path);
-}
-
 // --output names a directory, made if it does not exist: a file there, or where one of its
 // parents should be, is a mistake on the command line, found before anything runs.
 void checkOutputDirOption(const std::string& dir) {
@@ -159,14 +134,9 @@ PlatformRun runOnHost(const Graph& graph, const std::map<std::string, Tensor>& i
     run.outputs = executor.run(inputs, &stats);
     run.summary.iterationMs.push_back(stats.milliseconds);
   }
-  run.summary.platform = "cpu";
-  run.summary.clock = "wall";
-  run.summary.totalMs = stats.milliseconds;
-  // One device and no copies; the columns stay so reports keep one shape on every platform.
-  run.summary.devices.push_back(
-      {"cpu", "host", stats.milliseconds, stats.peakBytes, stats.peakBytes, 0, 0, 0, 0});
-  run.summary.kernelsCompiled = executor.kernelCacheStats().compiles;
-  run.summary.kernelCacheHits = executor.kernelCacheStats().hits;
+  std::vector<double> iterationMs = std::move(run.summary.iterationMs);
+  run.summary = hostRunSummary(stats, executor);
+  run.summary.iterationMs = std::move(iterationMs);
   return run;
 }
 
@@ -182,20 +152,10 @@ PlatformRun runOnSim(const CompiledModel& compiled, const std::map<std::string, 
     run.outputs = executor.run(inputs, &report);
     run.summary.iterationMs.push_back(report.totalMs);
   }
-  run.summary.platform = fmt::format("{} virtual GPU{}", config.gpus, config.gpus == 1 ? "" : "s");
-  run.summary.clock = "simulated";
-  run.summary.totalMs = report.totalMs;
-  for (const SimDeviceReport& device : report.devices) {
-    std::string backing =
-        device.virtualGpu < 0 ? "host" : fmt::format("sim GPU {}", device.virtualGpu);
-    run.summary.devices.push_back({device.device, backing, device.busyMs,
-                                   device.memory.peakAllocatedBytes,
-                                   device.memory.peakReservedBytes, device.bytesCopiedIn,
-                                   device.bytesCopiedOut, device.copiesIn, device.copiesOut});
-  }
+  std::vector<double> iterationMs = std::move(run.summary.iterationMs);
+  run.summary = simRunSummary(report, config, executor);
+  run.summary.iterationMs = std::move(iterationMs);
   run.trace = report.trace.str();
-  run.summary.kernelsCompiled = executor.kernelCacheStats().compiles;
-  run.summary.kernelCacheHits = executor.kernelCacheStats().hits;
   return run;
 }
 
@@ -231,6 +191,61 @@ PlatformRun runOnCuda(const CompiledModel& compiled, const std::map<std::string,
 }
 
 }  // namespace
+
+void writeAllOrNothing(const std::vector<std::pair<std::string, std::string>>& staged) {
+  for (const auto& [tmp, final] : staged) {
+    std::error_code ec;
+    std::filesystem::rename(tmp, final, ec);
+    if (ec) {
+      for (const auto& pair : staged) std::filesystem::remove(pair.first, ec);
+      runtimeError({}, "cannot write {}: {}", final, ec.message());
+    }
+  }
+}
+
+void stageText(const std::string& path, const std::string& text, const char* option,
+               std::vector<std::pair<std::string, std::string>>& staged) {
+  std::string tmp = path + ".partial";
+  std::ofstream file(tmp);
+  file << text;
+  if (!file.flush()) {
+    std::filesystem::remove(tmp);
+    runtimeError({}, "{}: cannot write {}", option, path);
+  }
+  staged.emplace_back(tmp, path);
+}
+
+RunSummary hostRunSummary(const HostRunStats& stats, const HostExecutor& executor) {
+  RunSummary summary;
+  summary.platform = "cpu";
+  summary.clock = "wall";
+  summary.totalMs = stats.milliseconds;
+  // One device and no copies; the columns stay so reports keep one shape on every platform.
+  summary.devices.push_back(
+      {"cpu", "host", stats.milliseconds, stats.peakBytes, stats.peakBytes, 0, 0, 0, 0});
+  summary.kernelsCompiled = executor.kernelCacheStats().compiles;
+  summary.kernelCacheHits = executor.kernelCacheStats().hits;
+  return summary;
+}
+
+RunSummary simRunSummary(const SimRunReport& report, const SimConfig& config,
+                         const SimExecutor& executor) {
+  RunSummary summary;
+  summary.platform = fmt::format("{} virtual GPU{}", config.gpus, config.gpus == 1 ? "" : "s");
+  summary.clock = "simulated";
+  summary.totalMs = report.totalMs;
+  for (const SimDeviceReport& device : report.devices) {
+    std::string backing =
+        device.virtualGpu < 0 ? "host" : fmt::format("sim GPU {}", device.virtualGpu);
+    summary.devices.push_back({device.device, backing, device.busyMs,
+                               device.memory.peakAllocatedBytes, device.memory.peakReservedBytes,
+                               device.bytesCopiedIn, device.bytesCopiedOut, device.copiesIn,
+                               device.copiesOut});
+  }
+  summary.kernelsCompiled = executor.kernelCacheStats().compiles;
+  summary.kernelCacheHits = executor.kernelCacheStats().hits;
+  return summary;
+}
 
 SimConfig simConfigOf(const CompiledModel& compiled) {
   SimConfig config;

@@ -4,10 +4,13 @@
 
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "runtime/host/host_executor.h"
 #include "runtime/sim/sim_executor.h"
 #include "tools/driver/compile_session.h"
+#include "tools/driver/run_summary.h"
 
 namespace gxc {
 
@@ -23,6 +26,19 @@ struct RunOptions {
 // The virtual GPUs a compiled model runs on: its --sim-gpus, its devices' order, the cost
 // table its passes planned with, and GXC_LAUNCH_BLOCKING.
 SimConfig simConfigOf(const CompiledModel& compiled);
+
+// What one run of a graph on the host or on virtual GPUs reports (`train` reports its last
+// step so).
+RunSummary hostRunSummary(const HostRunStats& stats, const HostExecutor& executor);
+RunSummary simRunSummary(const SimRunReport& report, const SimConfig& config,
+                         const SimExecutor& executor);
+
+// Output files are written as PATH.partial (stageText, which names `option` when it cannot),
+// then renamed all together once every one was written (writeAllOrNothing): a failure leaves
+// none of them behind.
+void stageText(const std::string& path, const std::string& text, const char* option,
+               std::vector<std::pair<std::string, std::string>>& staged);
+void writeAllOrNothing(const std::vector<std::pair<std::string, std::string>>& staged);
 
 // Returns the exit status; results go to `out`, notes and the summary to `err`.
 int runModel(const RunOptions& options, std::ostream& out, std::ostream& err);

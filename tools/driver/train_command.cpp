@@ -14,6 +14,7 @@
 #include "ir/progress.h"
 #include "tensor/safetensors.h"
 #include "tools/driver/error_handling.h"
+#include "tools/driver/run_command.h"
 #include "tools/driver/tensorboard_events.h"
 #include "tools/driver/train_checkpoint.h"
 #include "tools/driver/train_data.h"
@@ -191,6 +192,8 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
       usageError(
           "training on real GPUs is not built yet; train on the host (--devices cpu) or "
           "on virtual GPUs (--sim-gpus N)");
+    if (!options.tracePath.empty() && compiled.devices.hostOnly())
+      usageError("--trace: the host platform records no trace; train on GPUs (--sim-gpus N)");
     data.check(*compiled.graph);
     return std::make_unique<StepProgram>(std::move(compiled));
   };
@@ -228,6 +231,9 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
     step = resumed.stepsDone;
   }
   StepRecords records(options);
+  // --report and --trace describe the last step, as `gxc run` describes its run.
+  bool recording = !options.reportPath.empty() || !options.tracePath.empty();
+  StepRecord lastStep;
   double lastLoss = NAN;
   double valLoss = NAN;
   bool done = settings.steps && step >= *settings.steps;
@@ -242,7 +248,8 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
       StepProgram& program = steps.forRows(rows);
       auto start = std::chrono::steady_clock::now();
       std::map<std::string, Tensor> outputs = program.run(
-          data.gather(std::vector<int64_t>(order.begin() + begin, order.begin() + begin + rows)));
+          data.gather(std::vector<int64_t>(order.begin() + begin, order.begin() + begin + rows)),
+          recording ? &lastStep : nullptr);
       std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start;
       lastLoss = scalarLoss(outputs.at(settings.loss));
       ++step;
@@ -266,6 +273,17 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
       writeCheckpoint(options.checkpointDir, {steps.current().paramValues(), epoch + 1, step});
   }
   records.finish();
+  std::vector<std::pair<std::string, std::string>> staged;
+  if (!options.reportPath.empty()) {
+    nlohmann::json report = summaryJson(lastStep.summary);
+    report["model"] = options.compile.modelPath;
+    report["graph"] = steps.current().graph().name();
+    report["step"] = step;
+    report["loss"] = lastLoss;
+    stageText(options.reportPath, report.dump(2) + "\n", "--report", staged);
+  }
+  if (!options.tracePath.empty()) stageText(options.tracePath, lastStep.trace, "--trace", staged);
+  writeAllOrNothing(staged);
   if (!options.savePath.empty())
     writeSafetensors(options.savePath,
                      modelParams(steps.current().graph(), steps.current().paramValues()));

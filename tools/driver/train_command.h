@@ -25,6 +25,8 @@ struct TrainOptions {
   std::string resumePath;      // --resume FILE: go on from a checkpoint
   std::string logPath;         // --log FILE.jsonl
   std::string tensorboardDir;  // --tensorboard DIR
+  std::string reportPath;      // --report FILE.json: the last step's run summary
+  std::string tracePath;       // --trace FILE.json: the last step's Chrome trace (sim)
 };
 
 // Returns the exit status; the final loss goes to `out`, notes and progress to `err`.

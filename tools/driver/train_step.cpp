@@ -9,11 +9,24 @@ StepProgram::StepProgram(CompiledModel compiled) : compiled_(std::move(compiled)
     host_ = std::make_unique<HostExecutor>(*compiled_.graph);
     return;
   }
-  sim_ = std::make_unique<SimExecutor>(*compiled_.graph, simConfigOf(compiled_));
+  simConfig_ = simConfigOf(compiled_);
+  sim_ = std::make_unique<SimExecutor>(*compiled_.graph, simConfig_);
 }
 
-std::map<std::string, Tensor> StepProgram::run(const std::map<std::string, Tensor>& inputs) {
-  return host_ ? host_->run(inputs) : sim_->run(inputs);
+std::map<std::string, Tensor> StepProgram::run(const std::map<std::string, Tensor>& inputs,
+                                               StepRecord* record) {
+  if (!record) return host_ ? host_->run(inputs) : sim_->run(inputs);
+  if (host_) {
+    HostRunStats stats;
+    std::map<std::string, Tensor> outputs = host_->run(inputs, &stats);
+    record->summary = hostRunSummary(stats, *host_);
+    return outputs;
+  }
+  SimRunReport report;
+  std::map<std::string, Tensor> outputs = sim_->run(inputs, &report);
+  record->summary = simRunSummary(report, simConfig_, *sim_);
+  record->trace = report.trace.str();
+  return outputs;
 }
 
 std::map<std::string, Tensor> StepProgram::paramValues() {

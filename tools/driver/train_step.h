@@ -12,8 +12,15 @@
 #include "runtime/host/host_executor.h"
 #include "runtime/sim/sim_executor.h"
 #include "tools/driver/compile_session.h"
+#include "tools/driver/run_summary.h"
 
 namespace gxc {
+
+// What a run of a step reports, for `train --report` and `--trace`: as `gxc run` does.
+struct StepRecord {
+  RunSummary summary;
+  std::string trace;  // Chrome trace JSON, on virtual GPUs
+};
 
 // One compiled program and the executor that runs it: a training step, or the forward that
 // evaluates the loss on a validation set (train_validation.h).
@@ -21,13 +28,16 @@ class StepProgram {
  public:
   explicit StepProgram(CompiledModel compiled);
   const Graph& graph() const { return *compiled_.graph; }
-  std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs);
+  // With `record`, what the run reports is kept there.
+  std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs,
+                                    StepRecord* record = nullptr);
   std::map<std::string, Tensor> paramValues();
   void setParamValues(const std::map<std::string, Tensor>& values);
 
  private:
   CompiledModel compiled_;
   std::unique_ptr<HostExecutor> host_;
+  SimConfig simConfig_;
   std::unique_ptr<SimExecutor> sim_;
 };
 
