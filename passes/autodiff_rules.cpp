@@ -92,13 +92,18 @@ std::vector<int64_t> reductionAxes(const Op& op, int64_t rank) {
   return axes;
 }
 
+void refuseGradient(const Op& op, const std::string& what) {
+  throw Error(ErrorKind::Model, op.loc,
+              fmt::format("layer '{}': cannot train through {}: {}", op.layerName(),
+                          opName(op.kind), what));
+}
+
 namespace {
 
 [[noreturn]] void noRule(const Op& op, const std::string& what) {
-  throw Error(ErrorKind::Model, op.loc,
-              fmt::format("layer '{}': cannot train through {}: {}; freeze the params before it "
-                          "(train: frozen) or leave the layer out of the loss",
-                          op.layerName(), opName(op.kind), what));
+  refuseGradient(op, what +
+                         "; freeze the params before it (train: frozen) or leave the layer "
+                         "out of the loss");
 }
 
 bool hasScalar(const Op& op) { return op.operands.size() == 1 && op.attrs.has("scalar"); }

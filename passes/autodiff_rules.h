@@ -42,6 +42,9 @@ class GradBuilder {
   std::string name_;
 };
 
+// Refuses to differentiate `op`: a model error at its layer, "cannot train through OP: WHAT".
+[[noreturn]] void refuseGradient(const Op& op, const std::string& what);
+
 // A param the compiler makes for training (`role`), defined before every op, as the model's
 // params are: passes that move copies of params earlier (batch-transfers) find it defined.
 Value* addTrainingParam(Graph& graph, const std::string& name, const TensorType& type, Attrs attrs,

@@ -3,8 +3,6 @@
 // weight gradient a conv2d of the input by dy with batch and channels swapped (the roles of
 // stride and dilation swap too), its bias gradient a sum; a pool whose windows tile the input
 // spreads each window's gradient evenly over it.
-#include <fmt/format.h>
-
 #include "ir/conv_geometry.h"
 #include "ir/pool_geometry.h"
 #include "passes/autodiff_rules.h"
@@ -12,13 +10,21 @@
 namespace gxc {
 namespace {
 
-[[noreturn]] void noConvRule(const Op& op, const std::string& what) {
-  throw Error(ErrorKind::Model, op.loc,
-              fmt::format("layer '{}': cannot train through {}: {}", op.layerName(),
-                          opName(op.kind), what));
-}
-
 std::vector<int64_t> pair(int64_t h, int64_t w) { return {h, w}; }
+
+// A conv2d's or conv_transpose2d's attributes, without bias; each geometry an [h, w] pair.
+Attrs convAttrs(int64_t in, int64_t out, std::vector<int64_t> kernel, std::vector<int64_t> stride,
+                std::vector<int64_t> padding, std::vector<int64_t> dilation) {
+  Attrs attrs;
+  attrs.set("in_channels", in);
+  attrs.set("out_channels", out);
+  attrs.set("kernel_size", std::move(kernel));
+  attrs.set("stride", std::move(stride));
+  attrs.set("padding", std::move(padding));
+  attrs.set("dilation", std::move(dilation));
+  attrs.set("bias", false);
+  return attrs;
+}
 
 Value* swapBatchAndChannels(GradBuilder& b, Value* x) {
   Attrs attrs;
@@ -38,20 +44,16 @@ Value* leading(GradBuilder& b, Value* x, int64_t axis, int64_t size) {
 std::vector<Value*> conv2dGradients(GradBuilder& b, Value* dy, const std::vector<bool>& need) {
   const Op& op = b.forward();
   ConvGeometry g = conv2dGeometry(op);
-  if (g.groups != 1) noConvRule(op, "the gradient of a grouped convolution is not built yet");
+  if (g.groups != 1) refuseGradient(op, "the gradient of a grouped convolution is not built yet");
   if (g.padTop != g.padBottom || g.padLeft != g.padRight)
-    noConvRule(op,
-               "the gradient with uneven padding (`same` with an even kernel) is not built "
-               "yet");
+    refuseGradient(op,
+                   "the gradient with uneven padding (`same` with an even kernel) is not built "
+                   "yet");
   std::vector<Value*> grads(op.operands.size(), nullptr);
   if (need[0]) {
-    Attrs attrs;
-    attrs.set("in_channels", g.outChannels);
-    attrs.set("out_channels", g.inChannels);
-    attrs.set("kernel_size", pair(g.kernelH, g.kernelW));
-    attrs.set("stride", pair(g.strideH, g.strideW));
-    attrs.set("padding", pair(g.padTop, g.padLeft));
-    attrs.set("dilation", pair(g.dilationH, g.dilationW));
+    Attrs attrs = convAttrs(g.outChannels, g.inChannels, pair(g.kernelH, g.kernelW),
+                            pair(g.strideH, g.strideW), pair(g.padTop, g.padLeft),
+                            pair(g.dilationH, g.dilationW));
     // The rows and columns the forward's rounding down left out come back as output padding.
     auto left = [](int64_t in, int64_t out, int64_t stride, int64_t pad, int64_t dilation,
                    int64_t kernel) {
@@ -60,20 +62,14 @@ std::vector<Value*> conv2dGradients(GradBuilder& b, Value* dy, const std::vector
     attrs.set("output_padding",
               pair(left(g.inH, g.outH, g.strideH, g.padTop, g.dilationH, g.kernelH),
                    left(g.inW, g.outW, g.strideW, g.padLeft, g.dilationW, g.kernelW)));
-    attrs.set("bias", false);
     grads[0] = b.op(OpKind::ConvTranspose2d, {dy, op.operands[1]}, attrs);
   }
   if (need[1]) {
     // dW[o, i, kh, kw] = sum over n, y, x of dy[n, o, y, x] xpad[n, i, y s + kh d, x s + kw d]:
     // x as [C, N, H, W] convolved by dy as [O, N, OH, OW], stride d and dilation s, cropped.
-    Attrs attrs;
-    attrs.set("in_channels", g.batch);
-    attrs.set("out_channels", g.outChannels);
-    attrs.set("kernel_size", pair(g.outH, g.outW));
-    attrs.set("stride", pair(g.dilationH, g.dilationW));
-    attrs.set("padding", pair(g.padTop, g.padLeft));
-    attrs.set("dilation", pair(g.strideH, g.strideW));
-    attrs.set("bias", false);
+    Attrs attrs =
+        convAttrs(g.batch, g.outChannels, pair(g.outH, g.outW), pair(g.dilationH, g.dilationW),
+                  pair(g.padTop, g.padLeft), pair(g.strideH, g.strideW));
     Value* full =
         b.op(OpKind::Conv2d, {swapBatchAndChannels(b, op.operands[0]), swapBatchAndChannels(b, dy)},
              attrs);
@@ -98,14 +94,14 @@ Value* averagePoolGradient(GradBuilder& b, Value* dy) {
   int64_t kernelH = g.kernelH, kernelW = g.kernelW;
   if (g.adaptive) {
     if (g.inH % g.outH != 0 || g.inW % g.outW != 0)
-      noConvRule(op, "the gradient of overlapping adaptive windows is not built yet");
+      refuseGradient(op, "the gradient of overlapping adaptive windows is not built yet");
     kernelH = g.inH / g.outH;
     kernelW = g.inW / g.outW;
   } else if (g.strideH != kernelH || g.strideW != kernelW || g.padH != 0 || g.padW != 0 ||
              g.outH * kernelH > g.inH || g.outW * kernelW > g.inW) {
-    noConvRule(op,
-               "the gradient is built for windows that tile the input (stride = "
-               "kernel_size, no padding) only");
+    refuseGradient(op,
+                   "the gradient is built for windows that tile the input (stride = "
+                   "kernel_size, no padding) only");
   }
   Shape lead(shape.begin(), shape.end() - 2);
   auto withLead = [&](std::vector<int64_t> last) {

@@ -11,12 +11,6 @@
 namespace gxc {
 namespace {
 
-[[noreturn]] void noLayerRule(const Op& op, const std::string& what) {
-  throw Error(ErrorKind::Model, op.loc,
-              fmt::format("layer '{}': cannot train through {}: {}", op.layerName(),
-                          opName(op.kind), what));
-}
-
 Value* reduceLast(GradBuilder& b, OpKind kind, Value* x, const std::vector<int64_t>& axes) {
   Attrs attrs;
   attrs.set("axis", axes);
@@ -94,7 +88,7 @@ Value* sliceGradient(GradBuilder& b, Value* dy) {
   int64_t rank = static_cast<int64_t>(shape.size());
   int64_t axis = *normalizeAxis(op.attrs.getInt("axis", 0), rank);
   if (op.attrs.getInt("step", 1) != 1)
-    noLayerRule(op, "the gradient of a slice with a step is not built yet");
+    refuseGradient(op, "the gradient of a slice with a step is not built yet");
   int64_t start = op.attrs.getInt("start", 0), end = op.attrs.getInt("end", shape[axis]);
   std::vector<int64_t> pad;
   for (int64_t dim = rank - 1; dim >= axis; --dim) {
@@ -124,8 +118,8 @@ std::vector<Value*> attentionGradients(GradBuilder& b, Value* dy, const std::vec
   Value* v = flat(op.operands[2]);
   dy = flat(dy);
   if (op.operands.size() > 3 && need[3])
-    noLayerRule(op, fmt::format("mask '{}' would be trained; freeze it (train: frozen)",
-                                op.operands[3]->name));
+    refuseGradient(op, fmt::format("mask '{}' would be trained; freeze it (train: frozen)",
+                                   op.operands[3]->name));
   auto matmul = [&](Value* left, Value* right, bool transposeLeft, bool transposeRight) {
     Attrs attrs;
     if (transposeLeft) attrs.set("transpose_a", true);

@@ -9,12 +9,6 @@
 namespace gxc {
 namespace {
 
-[[noreturn]] void noLossRule(const Op& op, const std::string& what) {
-  throw Error(ErrorKind::Model, op.loc,
-              fmt::format("layer '{}': cannot train through {}: {}", op.layerName(),
-                          opName(op.kind), what));
-}
-
 Value* axisSum(GradBuilder& b, Value* x, int64_t axis, bool keepdim) {
   Attrs attrs;
   attrs.set("axis", std::vector<int64_t>{axis});
@@ -47,16 +41,16 @@ std::vector<Value*> crossEntropyGradients(GradBuilder& b, Value* dy,
   Value* logits = op.operands[0];
   Value* target = op.operands[1];
   if (logits->type.rank() != 2)
-    noLossRule(op, fmt::format("the gradient over logits {} is not built yet (only [N, C] is)",
-                               logits->type.withoutDevice()));
+    refuseGradient(op, fmt::format("the gradient over logits {} is not built yet (only [N, C] is)",
+                                   logits->type.withoutDevice()));
   if (op.attrs.getFloat("label_smoothing", 0.0) != 0.0)
-    noLossRule(op, "the gradient with label_smoothing is not built yet");
+    refuseGradient(op, "the gradient with label_smoothing is not built yet");
   // A shard's sum of the targets' class weights (the denominator data-parallel and pipeline
   // split a mean into) does not depend on the logits.
   if (op.attrs.getBool("weight_sum", false)) return std::vector<Value*>(op.operands.size());
   if (op.operands.size() > 2 && need[2])
-    noLossRule(op, fmt::format("class weight '{}' would be trained; list it in train: frozen",
-                               op.operands[2]->name));
+    refuseGradient(op, fmt::format("class weight '{}' would be trained; list it in train: frozen",
+                                   op.operands[2]->name));
   DType dtype = logits->type.dtype;
   int64_t classes = logits->type.shape[1];
   int64_t ignored = op.attrs.getInt("ignore_index", -100);

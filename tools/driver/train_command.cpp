@@ -60,6 +60,11 @@ TrainSettings readSettings(const Graph& model, const TrainOptions& options) {
   return settings;
 }
 
+// TensorBoard's wall time: seconds since the Unix epoch.
+double wallSeconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 // Each step's scalars, to --log (JSON lines) and --tensorboard.
 class StepRecords {
  public:
@@ -80,8 +85,7 @@ class StepRecords {
                    .dump()
             << "\n";
     if (!tensorboard_) return;
-    double now =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    double now = wallSeconds();
     tensorboard_->addScalar("loss", loss, step, now);
     tensorboard_->addScalar("lr", lr, step, now);
     tensorboard_->addScalar("samples_per_second", samplesPerSecond, step, now);
@@ -90,11 +94,7 @@ class StepRecords {
   void validation(int64_t epoch, int64_t step, double loss) {
     if (log_)
       *log_ << nlohmann::json{{"epoch", epoch}, {"step", step}, {"val_loss", loss}}.dump() << "\n";
-    if (tensorboard_)
-      tensorboard_->addScalar(
-          "val_loss", loss, step,
-          std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-              .count());
+    if (tensorboard_) tensorboard_->addScalar("val_loss", loss, step, wallSeconds());
   }
   void endEpoch() {
     if (tensorboard_) tensorboard_->flush();
@@ -166,6 +166,22 @@ std::unique_ptr<StepProgram> compileForward(const TrainOptions& options, const T
   CompiledModel compiled = compileModel(compile, CompileFor::Run, repeated);
   val.check(*compiled.graph);
   return std::make_unique<StepProgram>(std::move(compiled));
+}
+
+// --report and --trace: what the last step's run reported, both files or neither.
+void writeLastStep(const TrainOptions& options, const StepRecord& last, const Graph& graph,
+                   int64_t step, double loss) {
+  std::vector<std::pair<std::string, std::string>> staged;
+  if (!options.reportPath.empty()) {
+    nlohmann::json report = summaryJson(last.summary);
+    report["model"] = options.compile.modelPath;
+    report["graph"] = graph.name();
+    report["step"] = step;
+    report["loss"] = loss;
+    stageText(options.reportPath, report.dump(2) + "\n", "--report", staged);
+  }
+  if (!options.tracePath.empty()) stageText(options.tracePath, last.trace, "--trace", staged);
+  writeAllOrNothing(staged);
 }
 
 }  // namespace
@@ -273,17 +289,7 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
       writeCheckpoint(options.checkpointDir, {steps.current().paramValues(), epoch + 1, step});
   }
   records.finish();
-  std::vector<std::pair<std::string, std::string>> staged;
-  if (!options.reportPath.empty()) {
-    nlohmann::json report = summaryJson(lastStep.summary);
-    report["model"] = options.compile.modelPath;
-    report["graph"] = steps.current().graph().name();
-    report["step"] = step;
-    report["loss"] = lastLoss;
-    stageText(options.reportPath, report.dump(2) + "\n", "--report", staged);
-  }
-  if (!options.tracePath.empty()) stageText(options.tracePath, lastStep.trace, "--trace", staged);
-  writeAllOrNothing(staged);
+  writeLastStep(options, lastStep, steps.current().graph(), step, lastLoss);
   if (!options.savePath.empty())
     writeSafetensors(options.savePath,
                      modelParams(steps.current().graph(), steps.current().paramValues()));
