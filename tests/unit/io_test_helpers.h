@@ -1,8 +1,10 @@
-// What the .npy and safetensors tests share: the fixtures make_io_fixtures.py wrote, the
-// formulas it filled them with, and reading back files and errors.
+// What the .npy, .npz and safetensors tests share: the fixtures make_io_fixtures.py wrote, the
+// formulas it filled them with, a scratch folder, and reading back files and errors.
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -13,6 +15,25 @@
 #include "ir/diagnostic.h"
 
 namespace gxc::iotest {
+
+// A test with a scratch folder of its own (dir_), removed after it.
+class ScratchDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (std::filesystem::temp_directory_path() / "gxc-io-test-XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  std::string writeFile(const std::string& name, const std::string& bytes) {
+    std::ofstream(path(name), std::ios::binary) << bytes;
+    return path(name);
+  }
+
+  std::filesystem::path dir_;
+};
 
 inline std::string fixture(const std::string& name) {
   return std::string(GXC_FIXTURE_DIR) + "/io/" + name;

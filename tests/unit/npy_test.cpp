@@ -33,20 +33,8 @@ std::string npyBytes(const std::string& dict, const std::string& data) {
   return out + header + data;
 }
 
-class NpyTest : public ::testing::Test {
+class NpyTest : public iotest::ScratchDirTest {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "gxc-npy-test-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  std::string writeFile(const std::string& name, const std::string& bytes) {
-    std::ofstream(path(name), std::ios::binary) << bytes;
-    return path(name);
-  }
   // The message for a file holding `bytes`, without its "PATH: error: " prefix.
   std::string refusal(const std::string& bytes) {
     std::string file = writeFile("bad.npy", bytes);
@@ -54,8 +42,6 @@ class NpyTest : public ::testing::Test {
     EXPECT_EQ(text.rfind(file + ": error: ", 0), 0u) << text;
     return text.substr(std::min(text.size(), file.size() + 9));
   }
-
-  fs::path dir_;
 };
 
 TEST_F(NpyTest, ReadsEveryDtypeNumPyWrote) {

@@ -27,28 +27,14 @@ std::string npzFixture(const std::string& name) {
   return std::string(GXC_FIXTURE_DIR) + "/npz/" + name;
 }
 
-class NpzTest : public ::testing::Test {
+class NpzTest : public iotest::ScratchDirTest {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "gxc-npz-test-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  std::string writeFile(const std::string& name, const std::string& bytes) {
-    std::ofstream(path(name), std::ios::binary) << bytes;
-    return path(name);
-  }
   // The message for the archive at `file`, without its "FILE: error: " prefix.
   static std::string refusal(const std::string& file) {
     std::string text = modelErrorOf([&] { readNpz(file); });
     EXPECT_EQ(text.rfind(file + ": error: ", 0), 0u) << text;
     return text.substr(std::min(text.size(), file.size() + 9));
   }
-
-  fs::path dir_;
 };
 
 // What make_npz_fixtures.py saved, in its order, with np.savez and np.savez_compressed.

@@ -29,20 +29,8 @@ std::string safetensorsBytes(const std::string& header, const std::string& data)
   return out + header + data;
 }
 
-class SafetensorsTest : public ::testing::Test {
+class SafetensorsTest : public iotest::ScratchDirTest {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "gxc-safetensors-test-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  std::string writeFile(const std::string& name, const std::string& bytes) {
-    std::ofstream(path(name), std::ios::binary) << bytes;
-    return path(name);
-  }
   // The message open() gives for a file with this header and data, without "PATH: error: ".
   std::string refusal(const std::string& header, const std::string& data = "") {
     return refusalOf(safetensorsBytes(header, data));
@@ -53,8 +41,6 @@ class SafetensorsTest : public ::testing::Test {
     EXPECT_EQ(text.rfind(file + ": error: ", 0), 0u) << text;
     return text.substr(std::min(text.size(), file.size() + 9));
   }
-
-  fs::path dir_;
 };
 
 TEST_F(SafetensorsTest, ReadsEveryDtypeThePythonWriterWrote) {
