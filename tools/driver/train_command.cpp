@@ -112,6 +112,11 @@ class StepRecords {
 };
 
 void checkTrainOptions(const TrainOptions& options) {
+  if (!options.compile.arch.empty())
+    usageError(
+        "--arch {}: only runs on real GPUs compile GPU code, and training runs on the host or "
+        "on virtual GPUs",
+        options.compile.arch);
   if (options.lr && (!std::isfinite(*options.lr) || *options.lr < 0))
     usageError("--lr {}: expected a finite number >= 0", *options.lr);
   if (!options.optimizer.empty() && options.optimizer != "sgd" && options.optimizer != "adam" &&
