@@ -260,6 +260,47 @@ TEST(AutodiffTest, RefusesAnOpWithoutARuleNamingTheLayer) {
   }
 }
 
+// The layer rules refuse, each with its line, the uses they are not built for.
+TEST(AutodiffTest, RefusesTheUsesTheLayerRulesAreNotBuiltFor) {
+  auto refusal = [](const std::string& layers) {
+    try {
+      trainingGraph("inputs:\n  x: {shape: [2, 4, 6, 6]}\n  m: {shape: [6, 6]}\nlayers:\n" +
+                        layers +
+                        "  - {name: loss, op: sum, inputs: [last]}\n"
+                        "outputs: [loss]\ntrain: {loss: loss}\n",
+                    "infer-shapes,autodiff");
+    } catch (const Error& error) {
+      return formatError(error);
+    }
+    return std::string("trained");
+  };
+  const std::string conv =
+      "  - {name: c, op: conv2d, inputs: [x], in_channels: 4, out_channels: 4, kernel_size: 3";
+  EXPECT_EQ(refusal(conv + ", groups: 2}\n  - {name: last, op: relu, inputs: [c]}\n"),
+            "grads.yaml:8:5: error: layer 'c': cannot train through conv2d: the gradient of a "
+            "grouped convolution is not built yet");
+  EXPECT_EQ(refusal("  - {name: c, op: conv2d, inputs: [x], in_channels: 4, out_channels: 4, "
+                    "kernel_size: 2, padding: same}\n  - {name: last, op: relu, inputs: [c]}\n"),
+            "grads.yaml:8:5: error: layer 'c': cannot train through conv2d: the gradient with "
+            "uneven padding (`same` with an even kernel) is not built yet");
+  EXPECT_EQ(refusal(conv + "}\n  - {name: last, op: avg_pool2d, inputs: [c], kernel_size: 2, "
+                           "stride: 1}\n"),
+            "grads.yaml:9:5: error: layer 'last': cannot train through avg_pool2d: the gradient "
+            "is built for windows that tile the input (stride = kernel_size, no padding) only");
+  EXPECT_EQ(refusal(conv + "}\n  - {name: last, op: adaptive_avg_pool2d, inputs: [c], "
+                           "output_size: 3}\n"),
+            "grads.yaml:9:5: error: layer 'last': cannot train through adaptive_avg_pool2d: the "
+            "gradient of overlapping adaptive windows is not built yet");
+  EXPECT_EQ(refusal(conv + "}\n  - {name: last, op: slice, inputs: [c], axis: 3, start: 0, "
+                           "end: 6, step: 2}\n"),
+            "grads.yaml:9:5: error: layer 'last': cannot train through slice: the gradient of a "
+            "slice with a step is not built yet");
+  EXPECT_EQ(refusal("  - {name: w, op: linear, inputs: [m], in_features: 6, out_features: 6}\n"
+                    "  - {name: last, op: scaled_dot_product_attention, inputs: [x, x, x, w]}\n"),
+            "grads.yaml:9:5: error: layer 'last': cannot train through "
+            "scaled_dot_product_attention: mask 'w' would be trained; freeze it (train: frozen)");
+}
+
 TEST(AutodiffTest, RefusesALossThatIsNotZeroDimensional) {
   try {
     trainingGraph(
