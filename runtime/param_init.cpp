@@ -169,6 +169,11 @@ Tensor materializeParam(const Op& param, WeightFiles& files) {
 }
 
 Tensor defaultInput(const Graph& graph, const Value& input, int64_t seed) {
+  return defaultInput(input, seed,
+                      isInteger(input.type.dtype) ? defaultInputBound(graph, input) : 0);
+}
+
+Tensor defaultInput(const Value& input, int64_t seed, int64_t bound) {
   Tensor tensor(input.type.dtype, input.type.shape);
   KeyedRandom random(seed, input.name);
   if (isFloat(input.type.dtype)) {
@@ -181,9 +186,16 @@ Tensor defaultInput(const Graph& graph, const Value& input, int64_t seed) {
       tensor.storeInt(i, static_cast<int64_t>(random.nextBits() & 1));
     return tensor;
   }
+  for (int64_t i = 0; i < tensor.numel(); ++i)
+    tensor.storeInt(i, bound > 0 ? static_cast<int64_t>(random.nextBits() % bound) : 0);
+  return tensor;
+}
+
+int64_t defaultInputBound(const Graph& graph, const Value& input) {
   // The readers that bound the values, looking through the copies, slices and `to`s that
   // placement puts between an input and the layers that read it, and the reshapes and concats
-  // of batch-transfers (a concat packs other inputs too: the bound is then one for all).
+  // of batch-transfers (a concat packs other inputs too: the bound is then one for all, which
+  // is why a run takes the bounds of the graph as loaded).
   int64_t bound = 0;
   std::vector<const Value*> pending = {&input};
   while (!pending.empty()) {
@@ -208,9 +220,7 @@ Tensor defaultInput(const Graph& graph, const Value& input, int64_t seed) {
       if (limit > 0) bound = bound == 0 ? limit : std::min(bound, limit);
     }
   }
-  for (int64_t i = 0; i < tensor.numel(); ++i)
-    tensor.storeInt(i, bound > 0 ? static_cast<int64_t>(random.nextBits() % bound) : 0);
-  return tensor;
+  return bound;
 }
 
 }  // namespace gxc

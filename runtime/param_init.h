@@ -41,6 +41,12 @@ void overwriteParams(std::map<const Value*, Tensor>& params,
 // inputs; for integer inputs (class targets, embedding indices) uniform integers in
 // [0, bound), bound being the smallest class or embedding count among its consumers.
 Tensor defaultInput(const Graph& graph, const Value& input, int64_t seed);
+// The same with the bound given: defaultInputBound of the graph as the model was loaded, before
+// placement packs inputs into shared transfers whose bound would be the smallest of them all.
+Tensor defaultInput(const Value& input, int64_t seed, int64_t bound);
+// The bound of an integer input's default values (0: none, all zeros), from its consumers in
+// `graph`, looking through copies, slices, `to`s, reshapes and concats.
+int64_t defaultInputBound(const Graph& graph, const Value& input);
 
 // A stream of pseudo-random numbers keyed by (seed, name): splitmix64 over a counter, so the
 // same key gives the same numbers everywhere, independent of any library's distributions.

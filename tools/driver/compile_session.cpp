@@ -10,6 +10,7 @@
 #include "codegen/gpu_arch.h"
 #include "frontend/onnx_import.h"
 #include "passes/pipeline.h"
+#include "runtime/param_init.h"
 
 namespace gxc {
 
@@ -70,6 +71,9 @@ CompiledModel compileModel(const CompileOptions& options, CompileFor purpose, st
     context.emitNote(fmt::format("no GPU found; {} the host (--devices cpu)",
                                  purpose == CompileFor::Emit ? "compiling for" : "running on"));
   if (options.beforePasses) options.beforePasses(*compiled.graph);
+  for (const Value* input : compiled.graph->inputs())
+    if (isInteger(input->type.dtype))
+      compiled.defaultInputBounds[input->name] = defaultInputBound(*compiled.graph, *input);
   PassManagerOptions passOptions = options.passes;
   if (!passOptions.irStream) passOptions.irStream = &notes;  // IR dumps and timings: stderr
   PassManager manager(passOptions);

@@ -43,6 +43,9 @@ struct CompiledModel {
   Target target;       // the devices as the passes planned for them, and the platform runs on
   // An ONNX model's input names that are not valid gxc names, with the names gxc gave them.
   std::vector<std::pair<std::string, std::string>> renamedInputs;
+  // Per integer input, the bound of the values a run gives it when no file does
+  // (defaultInputBound), taken before the passes, so that placement never changes them.
+  std::map<std::string, int64_t> defaultInputBounds;
 };
 
 // What the compiled model is for: `gxc run` runs it, `gxc compile` only writes it out; the

@@ -49,14 +49,17 @@ std::map<std::string, InputFile> parseInputOptions(const std::vector<std::string
 }
 
 // Unknown input names were refused when the model was loaded (ModelOptions::givenInputs).
-std::map<std::string, Tensor> bindInputs(const Graph& graph,
+std::map<std::string, Tensor> bindInputs(const CompiledModel& compiled,
                                          std::map<std::string, InputFile>& files) {
+  const Graph& graph = *compiled.graph;
   std::map<std::string, Tensor> tensors;
   int64_t seed = graph.attrs().getInt("seed", 0);
   for (const Value* input : graph.inputs()) {
     auto file = files.find(input->name);
     if (file == files.end()) {
-      tensors[input->name] = defaultInput(graph, *input, seed);
+      auto bound = compiled.defaultInputBounds.find(input->name);
+      tensors[input->name] = defaultInput(
+          *input, seed, bound == compiled.defaultInputBounds.end() ? 0 : bound->second);
       continue;
     }
     Tensor& tensor = file->second.read();
@@ -280,7 +283,7 @@ int runModel(const RunOptions& options, std::ostream& out, std::ostream& err) {
     usageError("--trace: the host platform records no trace; run on GPUs (--sim-gpus N)");
   if (!options.tracePath.empty() && realGpus)
     usageError("--trace: real GPUs record no trace yet; --sim-gpus N traces the same plan");
-  std::map<std::string, Tensor> inputs = bindInputs(graph, files);
+  std::map<std::string, Tensor> inputs = bindInputs(compiled, files);
   PlatformRun run;
   if (compiled.devices.hostOnly())
     run = runOnHost(graph, inputs, options.iterations);
