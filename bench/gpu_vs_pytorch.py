@@ -22,6 +22,7 @@ import tempfile
 import time
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -46,12 +47,49 @@ def mlp_wide_inputs(generator):
     return {"x": torch.randn(4096, 1024, generator=generator)}
 
 
-MLP_WIDE_FLOP = 2 * 4096 * (1024 * 4096 + 4096 * 4096 + 4096 * 1024)
+class Sdpa(nn.Module):
+    """bench/models/sdpa.yaml: causal attention alone (F.scaled_dot_product_attention)."""
 
-# (label, model file, its dims, the module, its inputs at those dims, FLOP of its GEMMs or None)
+    def forward(self, q, k, v):
+        return {"attn": torch_networks.attention(q, k, v, is_causal=True)}
+
+
+def sdpa_inputs(generator):
+    return {name: torch.randn(8, 8, 1024, 64, generator=generator) for name in "qkv"}
+
+
+class Elementwise(nn.Module):
+    """bench/models/elementwise.yaml: sum(gelu(w * s + 1)) over a 256 MiB param."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(8192, 8192))
+
+    def forward(self, s):
+        return {"total": F.gelu(self.w * s + 1.0).sum()}
+
+
+def elementwise_inputs(generator):
+    return {"s": torch.randn(1, generator=generator)}
+
+
+def gemm_rate(flop):
+    return lambda ms: f"GEMMs {flop / (ms * 1e-3) / 1e12:.1f} TFLOP/s"
+
+
+def read_rate(bytes_read):
+    return lambda ms: f"reads w at {bytes_read / (ms * 1e-3) / 1e9:.0f} GB/s"
+
+
+MLP_WIDE_FLOP = 2 * 4096 * (1024 * 4096 + 4096 * 4096 + 4096 * 1024)
+BENCH = ROOT / "bench" / "models"
+
+# (label, model file, its dims, the module, its inputs at those dims, what gxc's rate is of)
 CASES = [
-    ("mlp_wide", ROOT / "bench" / "models" / "mlp_wide.yaml", {}, MlpWide, mlp_wide_inputs,
-     MLP_WIDE_FLOP),
+    ("mlp_wide", BENCH / "mlp_wide.yaml", {}, MlpWide, mlp_wide_inputs, gemm_rate(MLP_WIDE_FLOP)),
+    ("sdpa", BENCH / "sdpa.yaml", {}, Sdpa, sdpa_inputs, None),
+    ("elementwise", BENCH / "elementwise.yaml", {}, Elementwise, elementwise_inputs,
+     read_rate(8192 * 8192 * 4)),
     ("gpt_decoder", ROOT / "models" / "gpt_decoder.yaml", {"batch": 64, "seq": 16},
      torch_networks.GptDecoder, lambda g: torch_networks.gpt_decoder_inputs(g, 64, 16), None),
     ("vit_tiny", ROOT / "models" / "vit_tiny.yaml", {"batch": 64}, torch_networks.VitTiny,
@@ -111,9 +149,10 @@ def main():
     print(f"GPU 0: {torch.cuda.get_device_name(0)}; PyTorch {torch.__version__}; "
           f"{iterations} timed iterations each, p50")
     print("| network | sizes | gxc p50 | gxc min | GPU busy in gxc's last run "
-          "| PyTorch p50, host in/out | gxc / PyTorch | PyTorch p50, on the GPU | GEMM rate of gxc |")
+          "| PyTorch p50, host in/out | gxc / PyTorch | PyTorch p50, on the GPU "
+          "| gxc's rate over its GPU busy time |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for label, model, dims, make_module, make_inputs, flop in CASES:
+    for label, model, dims, make_module, make_inputs, rate in CASES:
         sizes = ", ".join(f"{name} {size}" for name, size in dims.items()) or "as in the file"
         gxc, failure = time_gxc(build, model, dims, iterations)
         torch_copies, torch_device = time_torch(make_module, make_inputs, iterations)
@@ -121,10 +160,23 @@ def main():
             print(f"| {label} | {sizes} | failed: {failure[0]} | | | {torch_copies:.3f} ms | "
                   f"| {torch_device:.3f} ms | |", flush=True)
             continue
-        rate = f"{flop / (gxc[1] * 1e-3) / 1e12:.1f} TFLOP/s (min)" if flop else ""
+        rate = rate(gxc[2]) if rate else ""
         print(f"| {label} | {sizes} | {gxc[0]:.3f} ms | {gxc[1]:.3f} ms | {gxc[2]:.3f} ms "
               f"| {torch_copies:.3f} ms "
               f"| {gxc[0] / torch_copies:.2f}x | {torch_device:.3f} ms | {rate} |", flush=True)
+    copy_bytes = 2 * 4096 * 4096 * 4  # 64 MiB read and 64 MiB written
+    x = torch.randn(4096, 4096, device="cuda")
+    y = torch.empty_like(x)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    for _ in range(20):
+        start.record()
+        y.copy_(x)
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    print(f"\nThe device's copy bandwidth, for the rates above: {copy_bytes / statistics.median(times) / 1e6:.0f} "
+          "GB/s (a 64 MiB device-to-device copy by PyTorch, bytes read plus written, p50 of 20)")
 
 
 if __name__ == "__main__":

@@ -2,8 +2,10 @@
 # On a machine with an NVIDIA GPU, one command: builds gxc with CUDA (scripts/build.sh), runs
 # every unit test that needs a GPU or NVRTC (GoogleTest, in parallel shards), the lit tests of
 # real GPUs where lit and FileCheck are installed, every model of models/ on GPU 0 against the
-# host (tests/gpu/models_on_gpu.py) and the GPU benchmark against PyTorch
-# (bench/gpu_vs_pytorch.py, where python3 has torch), and writes all of it to
+# host (tests/gpu/models_on_gpu.py), every model under compute-sanitizer's memcheck, racecheck,
+# synccheck and initcheck where it is installed, and the GPU benchmark against PyTorch
+# (bench/gpu_vs_pytorch.py, where python3 has torch; with Nsight Compute, the GEMM kernels
+# cuBLAS runs for gxc and for PyTorch side by side), and writes all of it to
 # bench/RESULTS-gpu.md with the GPU, its driver and the commit. Refuses, exit 2, on a machine
 # without a GPU; exits 1 when a test fails (the results file is written either way).
 #
@@ -88,7 +90,8 @@ echo "== lit tests of real GPUs" >&2
 lit=$(command -v lit || true)
 if [ -n "$lit" ] && command -v FileCheck > /dev/null; then
   { echo "## lit tests of real GPUs"; echo; echo '```'
-    "$lit" -sv "$build/tests/lit" --filter 'cuda|gpu|ptx' 2>&1 | tail -15 || status=1
+    PYTHONWARNINGS=ignore "$lit" -sv "$build/tests/lit" --filter 'cuda|gpu|ptx' 2>&1 | tail -15 \
+      || status=1
     echo '```'; echo; } >> "$work/results.md"
 else
   printf '## lit tests of real GPUs\n\nNot run: lit and FileCheck are not installed here.\n\n' \
@@ -100,6 +103,29 @@ echo "== every model on GPU 0 against the host" >&2
   python3 tests/gpu/models_on_gpu.py "$build/gxc" "$work/models" || status=1
   echo; } >> "$work/results.md"
 
+echo "== every model under compute-sanitizer" >&2
+sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2> /dev/null || true)
+if [ -n "$sanitizer" ]; then
+  mkdir -p "$work/sanitizer"
+  for model in models/*.yaml; do
+    case $model in *very_big_module*) continue ;; esac  # the 8 GB weights; _small has 2 GPUs
+    for tool in memcheck racecheck synccheck initcheck; do echo "$model $tool"; done
+  done | xargs -P "$shards" -L 1 bash -c '
+    out="$0/$(basename "$3" .yaml).$4"
+    if "$1" --tool "$4" --error-exitcode 9 "$2" run "$3" --devices 0 > "$out.log" 2>&1; then
+      echo "$3 $4: $(grep -E "(ERROR|RACECHECK) SUMMARY" "$out.log" | head -1 | sed "s/^=* *//")"
+    else
+      echo "$3 $4: FAILED (exit $?): $(grep -E "^=========  *[A-Z]" "$out.log" | head -1)"
+    fi' "$work/sanitizer" "$sanitizer" "$build/gxc" | sort > "$work/sanitizer.txt" || true
+  { echo "## Every model under compute-sanitizer"; echo; echo '```'
+    cat "$work/sanitizer.txt"
+    echo '```'; echo; } >> "$work/results.md"
+  grep -q FAILED "$work/sanitizer.txt" && status=1
+else
+  printf '## Every model under compute-sanitizer\n\nNot run: compute-sanitizer is not installed.\n\n' \
+    >> "$work/results.md"
+fi
+
 echo "== benchmarks against PyTorch" >&2
 if python3 -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2> /dev/null; then
   { echo "## Inference against PyTorch on GPU 0"; echo
@@ -108,6 +134,24 @@ if python3 -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2> /d
 else
   printf '## Inference against PyTorch on GPU 0\n\nNot run: python3 has no torch with CUDA.\n\n' \
     >> "$work/results.md"
+fi
+
+echo "== the GEMM kernels of the wide MLP, gxc's and PyTorch's (Nsight Compute)" >&2
+ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2> /dev/null || true)
+if [ -n "$ncu" ] && python3 -c 'import torch' 2> /dev/null; then
+  kernels() {  # each kernel's name (its first 70 characters) and duration, as ncu prints them
+    "$ncu" --clock-control none --metrics gpu__time_duration.sum "$@" 2>&1 \
+      | awk '/^  [^ ]/ { name = substr($0, 3, 70) } /gpu__time_duration.sum/ { print "  " name ": " $3 " " $2 }'
+  }
+  { echo "## The wide MLP's kernels, gxc's and PyTorch's (Nsight Compute, one run each)"; echo
+    echo '```'; echo "gxc run bench/models/mlp_wide.yaml --devices 0:"
+    kernels "$build/gxc" run bench/models/mlp_wide.yaml --devices 0
+    echo "PyTorch, the same module (bench/gpu_vs_pytorch.py's MlpWide) on a GPU-resident input:"
+    kernels python3 -c 'import sys, torch; sys.path.insert(0, "bench"); import gpu_vs_pytorch as g
+torch.backends.cuda.matmul.allow_tf32 = False
+with torch.inference_mode(): g.MlpWide().cuda()(torch.randn(4096, 1024, device="cuda"))
+torch.cuda.synchronize()' | grep -v -e distribution_ -e normal_
+    echo '```'; echo; } >> "$work/results.md"
 fi
 
 cp "$work/results.md" "$results"
