@@ -27,7 +27,7 @@
 //
 // Requires: a CUDA device; the operands and result contiguous on it.
 // Guarantees: asynchronous on the stream; a cuDNN failure is a runtime error (exit 3) naming
-// the layer. This path has never run on a GPU (compiled and linked only).
+// the layer. Run on one H200 (scripts/gpu-check.sh): every conv fixture cuDNN takes.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -31,7 +31,7 @@
 // arena's bytes after their last reader (assign-streams), which the executor checks when it is
 // made (checkArenaReuseOrdered). Params and GPU inputs are blocks of the caching allocator;
 // values on the host (inputs, host ops, copies to the host) are host tensors, accounted by the
-// host's allocator. This path has never run on a GPU.
+// host's allocator. It has run on one GPU (scripts/gpu-check.sh), never on several.
 //
 // Indices that are data (embedding indices, cross_entropy targets) are checked on the host
 // with the reference interpreter's messages, never left to produce garbage or fault on the

@@ -1,7 +1,7 @@
 // Pinned staging of the cuda platform: how host<->device copies (and device<->device copies
 // between GPUs without peer access) move. The sim platform models exactly this pipeline
-// (runtime/sim/sim_staging.h, simStagedCopySeconds in target/cost_model.h). Like the rest of
-// the cuda platform it has never run on a GPU: it compiles, and this is what it is written to do.
+// (runtime/sim/sim_staging.h, simStagedCopySeconds in target/cost_model.h). Host<->GPU copies
+// have run on one H200 (scripts/gpu-check.sh); GPU<->GPU copies staged here never have.
 //
 // Why. gxc's host tensors are pageable; a DMA needs pinned memory. A copy therefore has two
 // legs per chunk, a host memcpy between the tensor and a pinned buffer and a DMA between the
