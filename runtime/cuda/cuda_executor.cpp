@@ -314,9 +314,19 @@ std::map<std::string, Tensor> CudaExecutor::run(const std::map<std::string, Tens
     if (!failure) failure = std::current_exception();
   }
   std::map<std::string, Tensor> outputs;
-  if (!failure)
-    for (const GraphOutput& output : graph_.outputs())
-      outputs[output.name] = *liveOf(state, output.value).host;
+  if (!failure) {
+    // A host tensor this run made and nothing else holds is moved out, unless another output
+    // names the same value; the caller's inputs and the params' values are copied.
+    std::map<const Value*, int> namings;
+    for (const GraphOutput& output : graph_.outputs()) ++namings[output.value];
+    for (const GraphOutput& output : graph_.outputs()) {
+      auto made = state.live.find(output.value);
+      bool movable = made != state.live.end() && made->second.host.use_count() == 1 &&
+                     --namings[output.value] == 0;
+      outputs[output.name] =
+          movable ? std::move(*made->second.host) : *liveOf(state, output.value).host;
+    }
+  }
   for (auto& [value, live] : state.live)
     if (live.allocator) live.allocator->free(live.block);
   state.live.clear();

@@ -217,11 +217,19 @@ void CudaStagingBuffer::stagingLoop() {
     if (jobs_.empty()) return;  // stopping, and everything queued has run
     Job job = std::move(jobs_.front());
     jobs_.pop_front();
+    running_ = true;
     lock.unlock();
     runJob(job);
     job = Job{};  // release the tensor outside the lock
     lock.lock();
+    running_ = false;
+    if (jobs_.empty()) idle_.notify_all();
   }
+}
+
+void CudaStagingBuffer::waitIdle() {
+  std::unique_lock lock(mutex_);
+  idle_.wait(lock, [&] { return jobs_.empty() && !running_; });
 }
 
 void CudaStagingBuffer::runJob(Job& job) {

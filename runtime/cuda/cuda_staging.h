@@ -76,6 +76,10 @@ class CudaStagingBuffer {
   void throughHost(const CudaStream& stream, const void* source, void* destination, int64_t bytes);
 
   int64_t pinnedAllocations() const { return pinnedAllocations_; }
+  // Returns once the staging thread has run every job queued so far: no memcpy still reads or
+  // writes a tensor handed in. After a synchronize this is at once, except after a CUDA error,
+  // where the stream can return before the thread is done.
+  void waitIdle();
   // Rethrows the first CUDA error the staging thread met since the last call, and clears it.
   void rethrowFailure();
 
@@ -108,7 +112,9 @@ class CudaStagingBuffer {
 
   std::mutex mutex_;  // guards everything below
   std::condition_variable hasJob_;
+  std::condition_variable idle_;  // no job queued, none running
   std::deque<Job> jobs_;
+  bool running_ = false;  // the thread is in runJob
   std::vector<cudaEvent_t> freeEvents_;
   std::vector<cudaEvent_t> allEvents_;
   std::exception_ptr failure_;
