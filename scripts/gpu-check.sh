@@ -53,7 +53,8 @@ if [ -z "$work" ]; then
 fi
 mkdir -p "$work"
 status=0
-commit=$(git rev-parse --short HEAD 2> /dev/null || echo "${GXC_COMMIT:-unknown}")
+# GXC_COMMIT names the commit of a build made elsewhere (--build), whose copy may have no .git.
+commit=${GXC_COMMIT:-$(git rev-parse --short HEAD 2> /dev/null || echo unknown)}
 driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
 {
   echo "# gxc on a real GPU"
