@@ -138,11 +138,6 @@ void CudaExecutor::checkRunnable() const {
     if (op.device().isCuda() && op.device().index >= static_cast<int>(config_.deviceMap.size()))
       runtimeError(op.loc, "layer '{}' is on {}, but the run has {} GPU(s)", op.layerName(),
                    op.device().str(), config_.deviceMap.size());
-    if (op.kind == OpKind::Assign)
-      runtimeError(op.loc,
-                   "training on real GPUs is not built yet (param '{}' is updated in place); "
-                   "train on the host (--devices cpu) or on virtual GPUs (--sim-gpus N)",
-                   op.operands[0]->name);
   }
 }
 
@@ -211,6 +206,43 @@ int64_t CudaExecutor::pinnedAllocations() const {
   for (const auto& buffer : staging_)
     if (buffer) count += buffer->pinnedAllocations();
   return count;
+}
+
+std::map<const Value*, Tensor> CudaExecutor::downloadParams() {
+  if (!paramsReady_) uploadParams();
+  std::map<const Value*, Tensor> values;
+  for (const auto& [value, live] : params_) {
+    if (live->host) {
+      values.emplace(value, *live->host);
+      continue;
+    }
+    Tensor tensor(value->type.dtype, value->type.shape);
+    CudaDeviceGuard guard(gpus_.at(value->type.device.index)->cudaDevice);
+    checkCuda(
+        cudaMemcpy(tensor.data(), live->device, tensor.nbytes(), cudaMemcpyDeviceToHost),
+        fmt::format("reading param '{}' back from {}", value->name, value->type.device.str()));
+    values.emplace(value, std::move(tensor));
+  }
+  return values;
+}
+
+std::map<std::string, Tensor> CudaExecutor::paramValues() {
+  return paramValuesByName(downloadParams());
+}
+
+void CudaExecutor::setParamValues(const std::map<std::string, Tensor>& values) {
+  std::map<const Value*, Tensor> params = downloadParams();
+  overwriteParams(params, values);
+  for (auto& [value, tensor] : params) {
+    Live& live = *params_.at(value);
+    if (live.host) {
+      *live.host = std::move(tensor);
+      continue;
+    }
+    CudaDeviceGuard guard(gpus_.at(value->type.device.index)->cudaDevice);
+    checkCuda(cudaMemcpy(live.device, tensor.data(), tensor.nbytes(), cudaMemcpyHostToDevice),
+              fmt::format("writing param '{}' to {}", value->name, value->type.device.str()));
+  }
 }
 
 void CudaExecutor::uploadParams() {

@@ -117,6 +117,11 @@ class CudaExecutor {
   std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs,
                                     CudaRunReport* report = nullptr);
 
+  // The params by name, as they are now (runtime/param_init.h, paramValuesByName), read back
+  // from the GPUs; and overwritten by name (a resume, another step's values), every replica.
+  std::map<std::string, Tensor> paramValues();
+  void setParamValues(const std::map<std::string, Tensor>& values);
+
   void releaseCached();  // torch.cuda.empty_cache() on every GPU
   MemoryStats memoryStats(const Device& device) const;
   int64_t pinnedAllocations() const;
@@ -137,6 +142,7 @@ class CudaExecutor {
   void checkRunnable() const;
   void planSteps();
   void uploadParams();
+  std::map<const Value*, Tensor> downloadParams();  // every param's values, as a host tensor
   void reserveArenas();
   void checkInputIndices(const std::map<std::string, Tensor>& inputs) const;
   void checkIndicesOnDevice(RunState& state, const KernelStep& step, CudaStream& stream);

@@ -132,6 +132,12 @@ void CudaExecutor::issue(RunState& state, size_t index) {
 }
 
 void CudaExecutor::executeOnHost(RunState& state, const Op& op, Live& result) {
+  if (op.kind == OpKind::Assign) {  // a param held on the host takes its new value
+    const Live& param = *params_.at(op.operands[0]);
+    *param.host = *liveOf(state, op.operands[1]).host;
+    result.host = param.host;
+    return;
+  }
   // OpenBLAS for GEMMs, the reference kernels for the rest: host ops of a GPU run are few
   // and small, and this builds no host kernels for them.
   std::vector<const Tensor*> operands;
@@ -165,9 +171,16 @@ void CudaExecutor::execute(RunState& state, size_t index, Live& result) {
       return;
     case StepKind::Copy:
       return copy(state, index, result);
-    case StepKind::Assign:
-      GXC_CHECK(false, "assign '{}' reached the cuda executor", step.root()->layerName());
+    case StepKind::Assign: {  // the param's new value, into its own memory (allocateResult)
+      const void* value = liveOf(state, step.root()->operands[1]).device;
+      if (value != result.device)
+        checkCuda(cudaMemcpyAsync(result.device, value,
+                                  static_cast<size_t>(step.root()->result->type.bytes()),
+                                  cudaMemcpyDeviceToDevice, stream.get()),
+                  fmt::format("layer '{}': assigning param '{}'", step.root()->layerName(),
+                              step.root()->operands[0]->name));
       return;
+    }
     case StepKind::View:
       return;  // allocateResult pointed it at the bytes it sees
     case StepKind::Gemm: {

@@ -6,9 +6,9 @@
 
 namespace gxc {
 
-CudaPlatformRun runOnCudaPlatform(const Graph& scheduled,
-                                  const std::map<std::string, Tensor>& inputs,
-                                  const CudaRunOptions& options) {
+namespace {
+
+CudaConfig configOf(const CudaRunOptions& options) {
   CudaConfig config;
   config.deviceMap = options.deviceMap;
   config.memoryBytes = options.memoryBytes;
@@ -16,7 +16,38 @@ CudaPlatformRun runOnCudaPlatform(const Graph& scheduled,
   config.allowTf32 = allowTf32FromEnvironment();
   config.arch = options.arch;
   config.note = options.note;
-  CudaExecutor executor(scheduled, std::move(config));
+  return config;
+}
+
+}  // namespace
+
+struct CudaSession::Impl {
+  Impl(const Graph& scheduled, CudaConfig config) : executor(scheduled, std::move(config)) {}
+  CudaExecutor executor;
+};
+
+CudaSession::CudaSession(const Graph& scheduled, const CudaRunOptions& options)
+    : impl_(std::make_unique<Impl>(scheduled, configOf(options))) {}
+
+CudaSession::~CudaSession() = default;
+
+std::map<std::string, Tensor> CudaSession::run(const std::map<std::string, Tensor>& inputs,
+                                               CudaRunReport* report) {
+  return impl_->executor.run(inputs, report);
+}
+
+std::map<std::string, Tensor> CudaSession::paramValues() { return impl_->executor.paramValues(); }
+
+void CudaSession::setParamValues(const std::map<std::string, Tensor>& values) {
+  impl_->executor.setParamValues(values);
+}
+
+KernelCacheStats CudaSession::kernelCache() const { return impl_->executor.kernelCacheStats(); }
+
+CudaPlatformRun runOnCudaPlatform(const Graph& scheduled,
+                                  const std::map<std::string, Tensor>& inputs,
+                                  const CudaRunOptions& options) {
+  CudaExecutor executor(scheduled, configOf(options));
   CudaPlatformRun run;
   run.outputs = executor.run(inputs, &run.report);
   for (int i = 0; i < options.iterations; ++i) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,5 +58,27 @@ struct CudaPlatformRun {
 CudaPlatformRun runOnCudaPlatform(const Graph& scheduled,
                                   const std::map<std::string, Tensor>& inputs,
                                   const CudaRunOptions& options);
+
+// A scheduled graph held on real GPUs for many runs, its params staying on the GPUs between
+// them: the steps of `gxc train` (tools/driver/train_step.h), which update the params in place
+// and read or write them by name between runs (a resume, the last batch's own step).
+// `options.iterations` is not used.
+class CudaSession {
+ public:
+  CudaSession(const Graph& scheduled, const CudaRunOptions& options);
+  ~CudaSession();
+  CudaSession(const CudaSession&) = delete;
+  CudaSession& operator=(const CudaSession&) = delete;
+
+  std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs,
+                                    CudaRunReport* report = nullptr);
+  std::map<std::string, Tensor> paramValues();
+  void setParamValues(const std::map<std::string, Tensor>& values);
+  KernelCacheStats kernelCache() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace gxc

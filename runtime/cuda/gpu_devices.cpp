@@ -53,6 +53,25 @@ CudaPlatformRun runOnCudaPlatform(const Graph&, const std::map<std::string, Tens
   GXC_CHECK(false, "the cuda platform was asked to run in a build without CUDA");
   return {};
 }
+
+struct CudaSession::Impl {};
+
+CudaSession::CudaSession(const Graph&, const CudaRunOptions&) {
+  GXC_CHECK(false, "the cuda platform was asked to run in a build without CUDA");
+}
+
+CudaSession::~CudaSession() = default;
+
+std::map<std::string, Tensor> CudaSession::run(const std::map<std::string, Tensor>&,
+                                               CudaRunReport*) {
+  return {};
+}
+
+std::map<std::string, Tensor> CudaSession::paramValues() { return {}; }
+
+void CudaSession::setParamValues(const std::map<std::string, Tensor>&) {}
+
+KernelCacheStats CudaSession::kernelCache() const { return {}; }
 #endif
 
 }  // namespace gxc

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "cuda_test_helpers.h"
 #include "tensor/safetensors.h"
 #include "tools/driver/train_command.h"
 
@@ -116,16 +117,29 @@ void expectTrainsAsPyTorch(const std::string& name, const Platform& platform) {
   fs::remove_all(out);
 }
 
+const std::vector<std::string> kCases = {
+    "mlp_adam",         "mlp_adamw", "digits_sgd", "digits_sgd_dampening", "digits_sgd_nesterov",
+    "digits_lenet_sgd", "gpt_adamw"};
+
 class TrainPyTorchTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(TrainPyTorchTest, LossesAndFinalParamsMatchPyTorch) {
   for (const Platform& platform : kPlatforms) expectTrainsAsPyTorch(GetParam(), platform);
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, TrainPyTorchTest,
-                         ::testing::Values("mlp_adam", "mlp_adamw", "digits_sgd",
-                                           "digits_sgd_dampening", "digits_sgd_nesterov",
-                                           "digits_lenet_sgd", "gpt_adamw"));
+INSTANTIATE_TEST_SUITE_P(Cases, TrainPyTorchTest, ::testing::ValuesIn(kCases));
+
+// The same cases on one real GPU (skipped, saying so, where there is none): the step's GEMMs
+// through cuBLASLt in full f32, the rest as generated kernels, the update written into the
+// params where they live on the GPU.
+class TrainOnGpuTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TrainOnGpuTest, LossesAndFinalParamsMatchPyTorch) {
+  GXC_REQUIRE_GPUS(1);
+  expectTrainsAsPyTorch(GetParam(), {"gpu", "0", ""});
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, TrainOnGpuTest, ::testing::ValuesIn(kCases));
 
 }  // namespace
 }  // namespace gxc

@@ -165,35 +165,46 @@ PlatformRun runOnSim(const CompiledModel& compiled, const std::map<std::string, 
 // The `cuda` platform: real GPUs, wall-clock and CUDA-event times.
 PlatformRun runOnCuda(const CompiledModel& compiled, const std::map<std::string, Tensor>& inputs,
                       const std::optional<GpuArch>& arch, int iterations, std::ostream& notes) {
+  CudaRunOptions options = cudaRunOptionsOf(compiled, notes);
+  options.arch = arch;
+  options.iterations = iterations;
+  CudaPlatformRun cuda = runOnCudaPlatform(*compiled.graph, inputs, options);
+  PlatformRun run;
+  run.outputs = std::move(cuda.outputs);
+  run.summary = cudaRunSummary(cuda.report, compiled, cuda.kernelCache);
+  run.summary.iterationMs = cuda.iterationMs;
+  return run;
+}
+
+}  // namespace
+
+CudaRunOptions cudaRunOptionsOf(const CompiledModel& compiled, std::ostream& notes) {
   CudaRunOptions options;
   options.note = [&notes](const std::string& text) { notes << "gxc: note: " << text << "\n"; };
   options.deviceMap = compiled.devices.gpuIds;
   for (size_t i = 0; i < compiled.devices.gpuIds.size(); ++i)
     options.memoryBytes.push_back(
         compiled.target.memoryOf(Device::cuda(static_cast<int>(i))));  // as plan-memory had it
-  options.arch = arch;
-  options.iterations = iterations;
-  CudaPlatformRun cuda = runOnCudaPlatform(*compiled.graph, inputs, options);
-  PlatformRun run;
-  run.outputs = std::move(cuda.outputs);
-  run.summary.iterationMs = cuda.iterationMs;
-  size_t gpus = compiled.devices.gpuIds.size();
-  run.summary.platform = fmt::format("{} GPU{}", gpus, gpus == 1 ? "" : "s");
-  run.summary.clock = "wall";
-  run.summary.totalMs = cuda.report.totalMs;
-  for (const CudaDeviceReport& device : cuda.report.devices) {
-    std::string backing = device.gpu < 0 ? "host" : fmt::format("GPU {}", device.gpu);
-    run.summary.devices.push_back({device.device, backing, device.ms,
-                                   device.memory.peakAllocatedBytes,
-                                   device.memory.peakReservedBytes, device.bytesCopiedIn,
-                                   device.bytesCopiedOut, device.copiesIn, device.copiesOut});
-  }
-  run.summary.kernelsCompiled = cuda.kernelCache.compiles;
-  run.summary.kernelCacheHits = cuda.kernelCache.hits;
-  return run;
+  return options;
 }
 
-}  // namespace
+RunSummary cudaRunSummary(const CudaRunReport& report, const CompiledModel& compiled,
+                          const KernelCacheStats& kernels) {
+  RunSummary summary;
+  size_t gpus = compiled.devices.gpuIds.size();
+  summary.platform = fmt::format("{} GPU{}", gpus, gpus == 1 ? "" : "s");
+  summary.clock = "wall";
+  summary.totalMs = report.totalMs;
+  for (const CudaDeviceReport& device : report.devices) {
+    std::string backing = device.gpu < 0 ? "host" : fmt::format("GPU {}", device.gpu);
+    summary.devices.push_back({device.device, backing, device.ms, device.memory.peakAllocatedBytes,
+                               device.memory.peakReservedBytes, device.bytesCopiedIn,
+                               device.bytesCopiedOut, device.copiesIn, device.copiesOut});
+  }
+  summary.kernelsCompiled = kernels.compiles;
+  summary.kernelCacheHits = kernels.hits;
+  return summary;
+}
 
 void writeAllOrNothing(const std::vector<std::pair<std::string, std::string>>& staged) {
   for (const auto& [tmp, final] : staged) {

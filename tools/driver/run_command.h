@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/cuda/cuda_platform.h"
 #include "runtime/host/host_executor.h"
 #include "runtime/sim/sim_executor.h"
 #include "tools/driver/compile_session.h"
@@ -32,6 +33,12 @@ SimConfig simConfigOf(const CompiledModel& compiled);
 RunSummary hostRunSummary(const HostRunStats& stats, const HostExecutor& executor);
 RunSummary simRunSummary(const SimRunReport& report, const SimConfig& config,
                          const SimExecutor& executor);
+
+// Real GPUs: a compiled model's GPUs, their capacities as plan-memory had them, and notes to
+// `notes`; and what one run on them reports.
+CudaRunOptions cudaRunOptionsOf(const CompiledModel& compiled, std::ostream& notes);
+RunSummary cudaRunSummary(const CudaRunReport& report, const CompiledModel& compiled,
+                          const KernelCacheStats& kernels);
 
 // Output files are written as PATH.partial (stageText, which names `option` when it cannot),
 // then renamed all together once every one was written (writeAllOrNothing): a failure leaves

@@ -114,8 +114,7 @@ class StepRecords {
 void checkTrainOptions(const TrainOptions& options) {
   if (!options.compile.arch.empty())
     usageError(
-        "--arch {}: only runs on real GPUs compile GPU code, and training runs on the host or "
-        "on virtual GPUs",
+        "--arch {}: gxc train takes none; on real GPUs it builds for the run's oldest GPU",
         options.compile.arch);
   if (options.lr && (!std::isfinite(*options.lr) || *options.lr < 0))
     usageError("--lr {}: expected a finite number >= 0", *options.lr);
@@ -209,14 +208,12 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
     // would repeat them.
     std::ostringstream repeated;
     CompiledModel compiled = compileModel(compile, CompileFor::Train, compiles++ ? repeated : err);
-    if (!compiled.devices.hostOnly() && !compiled.sim.enabled())
-      usageError(
-          "training on real GPUs is not built yet; train on the host (--devices cpu) or "
-          "on virtual GPUs (--sim-gpus N)");
     if (!options.tracePath.empty() && compiled.devices.hostOnly())
       usageError("--trace: the host platform records no trace; train on GPUs (--sim-gpus N)");
+    if (!options.tracePath.empty() && !compiled.sim.enabled())
+      usageError("--trace: real GPUs record no trace yet; --sim-gpus N traces the same plan");
     data.check(*compiled.graph);
-    return std::make_unique<StepProgram>(std::move(compiled));
+    return std::make_unique<StepProgram>(std::move(compiled), &err);
   };
 
   // The train: section, read from the model as the whole data set binds it.

@@ -4,9 +4,15 @@
 
 namespace gxc {
 
-StepProgram::StepProgram(CompiledModel compiled) : compiled_(std::move(compiled)) {
+StepProgram::StepProgram(CompiledModel compiled, std::ostream* notes)
+    : compiled_(std::move(compiled)) {
   if (compiled_.devices.hostOnly()) {
     host_ = std::make_unique<HostExecutor>(*compiled_.graph);
+    return;
+  }
+  if (!compiled_.sim.enabled()) {
+    cuda_ = std::make_unique<CudaSession>(*compiled_.graph,
+                                          cudaRunOptionsOf(compiled_, notes ? *notes : unsaid_));
     return;
   }
   simConfig_ = simConfigOf(compiled_);
@@ -15,6 +21,12 @@ StepProgram::StepProgram(CompiledModel compiled) : compiled_(std::move(compiled)
 
 std::map<std::string, Tensor> StepProgram::run(const std::map<std::string, Tensor>& inputs,
                                                StepRecord* record) {
+  if (cuda_) {
+    CudaRunReport report;
+    std::map<std::string, Tensor> outputs = cuda_->run(inputs, record ? &report : nullptr);
+    if (record) record->summary = cudaRunSummary(report, compiled_, cuda_->kernelCache());
+    return outputs;
+  }
   if (!record) return host_ ? host_->run(inputs) : sim_->run(inputs);
   if (host_) {
     HostRunStats stats;
@@ -30,11 +42,14 @@ std::map<std::string, Tensor> StepProgram::run(const std::map<std::string, Tenso
 }
 
 std::map<std::string, Tensor> StepProgram::paramValues() {
+  if (cuda_) return cuda_->paramValues();
   return host_ ? host_->paramValues() : sim_->paramValues();
 }
 
 void StepProgram::setParamValues(const std::map<std::string, Tensor>& values) {
-  if (host_)
+  if (cuda_)
+    cuda_->setParamValues(values);
+  else if (host_)
     host_->setParamValues(values);
   else
     sim_->setParamValues(values);

@@ -1,14 +1,16 @@
 // The compiled training steps of one `gxc train` run: one per batch size (the batch, and the
-// last, smaller one of an epoch), each with the executor of its platform (cpu or sim), the
-// params and optimizer state handed from one to the other as the batch size changes.
+// last, smaller one of an epoch), each with the executor of its platform (cpu, sim or cuda),
+// the params and optimizer state handed from one to the other as the batch size changes.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 
+#include "runtime/cuda/cuda_platform.h"
 #include "runtime/host/host_executor.h"
 #include "runtime/sim/sim_executor.h"
 #include "tools/driver/compile_session.h"
@@ -26,7 +28,9 @@ struct StepRecord {
 // evaluates the loss on a validation set (train_validation.h).
 class StepProgram {
  public:
-  explicit StepProgram(CompiledModel compiled);
+  // `notes`: where the cuda platform's notes go (stderr), for as long as the program lives;
+  // null: nowhere (the training step said them).
+  explicit StepProgram(CompiledModel compiled, std::ostream* notes = nullptr);
   const Graph& graph() const { return *compiled_.graph; }
   // With `record`, what the run reports is kept there.
   std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs,
@@ -39,6 +43,8 @@ class StepProgram {
   std::unique_ptr<HostExecutor> host_;
   SimConfig simConfig_;
   std::unique_ptr<SimExecutor> sim_;
+  std::unique_ptr<CudaSession> cuda_;
+  std::ostringstream unsaid_;  // the notes of a program given no stream for them
 };
 
 class TrainingSteps {
