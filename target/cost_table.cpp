@@ -19,6 +19,10 @@ const CostTable& h100SxmCosts() {
       // M x N x K = 2048 x 2048 x 13312, torch 2.7 + CUDA 12.6). That shape fills every SM, so
       // the fraction here is 80.3% divided by the shape's K share below (13312 / 13568). No
       // comparable H100 table exists for f32 or TF32; the same fraction is used for them.
+      // Measured (bench/RESULTS-gpu.md, Nsight Compute): on an H200, which has the H100 SXM's
+      // SMs and clocks, cuBLAS runs an f32 4096 x 4096 x 4096 GEMM (no TF32) in 2.72 ms,
+      // 50.5 TFLOP/s, 75% of 67; this table gives 54.8. Left as published until an H100
+      // itself is measured.
       .gemmPeakFraction = 0.803 * (13312.0 + 256.0) / 13312.0,
       // Why small GEMMs are slower: NVIDIA's "Matrix Multiplication Background User's Guide"
       // (Deep Learning Performance documentation, 2023): cuBLAS splits the output into tiles,
@@ -38,7 +42,8 @@ const CostTable& h100SxmCosts() {
       .allowTf32 = false,
       // HBM3 peak is 3.35 TB/s (datasheet); streaming kernels (BabelStream triad, large
       // elementwise ops) reach about 90% of it. A GEMM's operands and result cross it at
-      // least once, so this is also a GEMM's floor.
+      // least once, so this is also a GEMM's floor. (An H200, 4.8 TB/s by its datasheet,
+      // copied 3.1 TB/s device to device, bytes read plus written: bench/RESULTS-gpu.md.)
       .memoryBytesPerSecond = 3.0e12,
       // Host-side cost of one kernel launch through the CUDA runtime: 2-5 us measured
       // (cudaLaunchKernel of an empty kernel), about 5 us once a framework's dispatch is in.
