@@ -38,7 +38,13 @@ python3 tests/compare_cuda_builds.py --not-rerun train_fixtures build build-nocu
 echo "== unit tests under AddressSanitizer"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGXC_SANITIZE=address > /dev/null
 cmake --build build-asan -j "$jobs" --target gxc_unit_tests
-build-asan/tests/gxc_unit_tests --gtest_brief=1
+# intercept_tls_get_addr=0: GCC 12's sanitizer runtime takes a dynamic TLS block that malloc
+# happens to place at one offset in a page for glibc 2.19's layout, reads a bogus range from the
+# words before it, and LeakSanitizer's tracer faults scanning that range at exit ("Tracer caught
+# signal 11", every test passed). The host kernels gxc dlopens have thread_local blockIdx and
+# gridDim, so any change to what the suite allocates can make it hit. Leaks are still checked:
+# only that interceptor's bookkeeping of dynamic TLS is off.
+ASAN_OPTIONS=intercept_tls_get_addr=0 build-asan/tests/gxc_unit_tests --gtest_brief=1
 
 echo "== runtime tests under ThreadSanitizer"
 # Without CUDA: the tests it runs are the host's and sim's, and the CUDA sources would only
