@@ -113,9 +113,8 @@ class StepRecords {
 
 void checkTrainOptions(const TrainOptions& options) {
   if (!options.compile.arch.empty())
-    usageError(
-        "--arch {}: gxc train takes none; on real GPUs it builds for the run's oldest GPU",
-        options.compile.arch);
+    usageError("--arch {}: gxc train takes none; on real GPUs it builds for the run's oldest GPU",
+               options.compile.arch);
   if (options.lr && (!std::isfinite(*options.lr) || *options.lr < 0))
     usageError("--lr {}: expected a finite number >= 0", *options.lr);
   if (!options.optimizer.empty() && options.optimizer != "sgd" && options.optimizer != "adam" &&
