@@ -33,7 +33,8 @@ bool isMovement(OpKind kind) {
 
 bool isIndexing(OpKind kind) {
   return kind == OpKind::Gather || kind == OpKind::IndexSelect || kind == OpKind::OneHot ||
-         kind == OpKind::Pad || kind == OpKind::Repeat || kind == OpKind::Cumsum;
+         kind == OpKind::Pad || kind == OpKind::Repeat || kind == OpKind::Cumsum ||
+         kind == OpKind::Dropout;
 }
 
 uint64_t fnv1a(std::string_view bytes) {

@@ -1,6 +1,9 @@
 // Kernels of the format 1.1 ops that index, pad, tile or accumulate: gather, index_select,
 // one_hot, pad, repeat (one thread per result element, elements moved as raw bits) and cumsum
-// (one thread per line along the axis, summing in double, or in 64-bit integers).
+// (one thread per line along the axis, summing in double, or in 64-bit integers); and training
+// dropout, one thread per element, whose mask is drawn by index as the others read by one.
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "codegen/cuda_emit.h"
@@ -166,6 +169,28 @@ KernelBody cumsumKernel(const Op& op, const KernelArgs& args) {
   return {"cumsum", std::move(body), gpuElementwiseLaunch(lines), {1, 1}};
 }
 
+// Training dropout (with a step count, in2): each element kept by gxc_dropout_keep, scaled
+// by 1 / (1 - p); p = 1 keeps none.
+KernelBody dropoutKernel(const Op& op, const KernelArgs& args) {
+  const TensorType& x = op.operands[0]->type;
+  double p = op.attrs.getFloat("p", 0.5);
+  auto threshold = static_cast<int64_t>(std::llround(p * 16777216.0));
+  std::string compute = computeType(x.dtype);
+  std::string scale = x.dtype == DType::F64 ? doubleLiteral(p < 1 ? 1.0 / (1.0 - p) : 0.0)
+                                            : floatLiteral(p < 1 ? 1.0f / (1.0f - p) : 0.0f);
+  int in = args.indexOf(op.operands[0]), step = args.indexOf(op.operands[1]);
+  std::string kept =
+      fmt::format("gxc_dropout_keep({}ull, (gxc_u64)in{}[0], (gxc_u64)({} + i), {}ull)",
+                  static_cast<uint64_t>(op.attrs.getInt("seed", 0)), step,
+                  intLiteral(op.attrs.getInt("mask_offset", 0)), threshold);
+  std::string value =
+      fmt::format("{} ? {} * {} : ({})0", kept, loadElement(x.dtype, fmt::format("in{}", in), "i"),
+                  scale, compute);
+  std::string body = pointerDecls(args) + gridStrideLoop("i", x.numel(), "  ") + "    " +
+                     storeElement(x.dtype, "out", "i", value) + "\n  }\n";
+  return {"dropout", std::move(body), gpuElementwiseLaunch(x.numel()), {1, 1}};
+}
+
 }  // namespace
 
 KernelBody indexingKernel(const Op& op, const KernelArgs& args) {
@@ -182,6 +207,8 @@ KernelBody indexingKernel(const Op& op, const KernelArgs& args) {
       return repeatKernel(op, args);
     case OpKind::Cumsum:
       return cumsumKernel(op, args);
+    case OpKind::Dropout:
+      return dropoutKernel(op, args);
     default:
       GXC_CHECK(false, "layer '{}': {} is not an indexing kernel", op.layerName(), opName(op.kind));
   }

@@ -114,6 +114,22 @@ GXC_FN bool gxc_topk_before(T a, gxc_i64 ia, T b, gxc_i64 ib, bool largest) {
 }
 
 // The elementwise functions, written as the reference interpreter writes them.
+// Training dropout's mask (the dropout op with a step count): element `index` of the mask drawn
+// for `seed` at `step` is kept when the top 24 bits of splitmix64's output number index + 1,
+// from a key mixed from the seed and the step, are at least `threshold` = p * 2^24. Integer
+// arithmetic only, so the host and the GPU keep the same elements (runtime/reference has its
+// own copy of this rule, and a test compares them).
+GXC_FN gxc_u64 gxc_mix64(gxc_u64 z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+GXC_FN bool gxc_dropout_keep(gxc_u64 seed, gxc_u64 step, gxc_u64 index, gxc_u64 threshold) {
+  const gxc_u64 gamma = 0x9e3779b97f4a7c15ull;
+  gxc_u64 key = gxc_mix64(seed ^ gxc_mix64(step ^ gamma));
+  return (gxc_mix64(key + (index + 1ull) * gamma) >> 40) >= threshold;
+}
+
 GXC_FN float gxc_relu(float x) { return x > 0.0f ? x : 0.0f; }
 GXC_FN float gxc_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 GXC_FN float gxc_gelu(float x) { return 0.5f * x * (1.0f + erff(x / 1.41421356237309504880f)); }

@@ -97,6 +97,12 @@ Shape normShape(const Op& op) {
     case OpKind::Dropout: {
       double p = op.attrs.getFloat("p", 0.5);
       if (!(p >= 0.0 && p <= 1.0)) fail(op, "p must be in [0, 1], got {}", p);
+      if (op.operands.size() == 2) {  // train-mode's: the step count its masks are drawn for
+        const TensorType& step = operandType(op, 1);
+        if (step.rank() != 0 || step.dtype != DType::I64)
+          fail(op, "its step count must be a 0-d i64, got {}", step.withoutDevice());
+        if (!op.attrs.has("seed")) fail(op, "a dropout with a step count needs a `seed`");
+      }
       return x.shape;
     }
     default:

@@ -29,8 +29,9 @@ StepKind stepKindOf(const Op& op) {
     case OpKind::Squeeze:
     case OpKind::Unsqueeze:
     case OpKind::Flatten:
-    case OpKind::Dropout:  // the identity at inference: its operand's bytes
       return StepKind::View;
+    case OpKind::Dropout:  // the identity at inference (its operand's bytes); a mask in training
+      return op.operands.size() == 1 ? StepKind::View : StepKind::Generated;
     case OpKind::Slice:
       // Along axis 0 and with step 1 a slice is one contiguous range of its operand's bytes.
       return (op.attrs.getInt("axis", 0) == 0 ||

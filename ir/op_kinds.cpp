@@ -65,8 +65,12 @@ std::vector<OpSchema> buildSchemas() {
                 {"shard_start", kInt},
                 {"shard_end", kInt},
                 // Training (passes/autodiff.h): `frozen` (train: keeps it), `role` (made by
-                // the compiler: "gradient_seed", "optimizer_state"; not a state_dict entry).
+                // the compiler: "gradient_seed", "optimizer_state", "rng_state"; not a
+                // state_dict entry).
+                // `buffer`: a module buffer that train-mode updates by assign, never by a
+                // gradient (batch_norm's running statistics and count; a state_dict entry).
                 {"frozen", kBool, false, true},
+                {"buffer", kBool, false, true},
                 {"role", kString, false, true}}});
   // `shard_of`: split-layers made this op as one shard of that layer (passes/split_layers.h).
   s.push_back(
@@ -225,7 +229,15 @@ std::vector<OpSchema> buildSchemas() {
                 {"num_channels", kInt, true},
                 {"eps", kFloat},
                 {"affine", kBool}}});
-  s.push_back({OpKind::Dropout, "dropout", 1, 1, {{"p", kFloat}}});
+  // With one operand the identity (inference, as nn.Dropout in eval mode); the train-mode
+  // pass gives it a second, the step count, and a `seed`: then each element is kept with
+  // probability 1 - p, scaled by 1 / (1 - p), by a mask drawn from the seed, the step and the
+  // element's index (`mask_offset` + its index here, the whole batch's index once it is split).
+  s.push_back({OpKind::Dropout,
+               "dropout",
+               1,
+               2,
+               {{"p", kFloat}, {"seed", kInt, false, true}, {"mask_offset", kInt, false, true}}});
   s.push_back({OpKind::Conv2d, "conv2d", 2, 3, convAttrs(false)});
   // kernel_size, stride (absent: kernel_size), padding and output_size are each an int or an
   // [h, w] pair (ir/pool_geometry.h reads them).

@@ -58,7 +58,8 @@ std::set<const Value*> valuesNeedingGradients(const Graph& graph) {
 
 bool isTrainableParam(const Op& param) {
   return param.kind == OpKind::Param && !param.attrs.getBool("frozen", false) &&
-         !param.attrs.has("role") && isFloat(param.result->type.dtype);
+         !param.attrs.getBool("buffer", false) && !param.attrs.has("role") &&
+         isFloat(param.result->type.dtype);
 }
 
 bool AutodiffPass::run(Graph& graph, const PassContext&) const {

@@ -26,7 +26,8 @@ class AutodiffPass : public Pass {
   bool run(Graph& graph, const PassContext& context) const override;
 };
 
-// Whether `param` (a param op) is trained: not frozen, not made by the compiler, floating.
+// Whether `param` (a param op) is trained: not frozen, not a module buffer (batch_norm's
+// running statistics, which train-mode updates), not made by the compiler, floating.
 bool isTrainableParam(const Op& param);
 
 }  // namespace gxc

@@ -1,6 +1,6 @@
 // Gradient rules of a transformer's layers: gelu, layer_norm, slice (the pieces of a split or
-// chunk), and scaled_dot_product_attention, whose backward recomputes the attention weights
-// from q and k (the forward kernel never stores them), as FlashAttention's backward does.
+// chunk), dropout, and scaled_dot_product_attention, whose backward recomputes the attention
+// weights from q and k (the forward kernel never stores them), as FlashAttention's backward does.
 #include <cmath>
 
 #include <fmt/format.h>
@@ -166,6 +166,14 @@ std::vector<Value*> attentionGradients(GradBuilder& b, Value* dy, const std::vec
   return grads;
 }
 
+// dropout: at inference the identity; in training (train-mode's, with a step count) dy times
+// the same mask over 1 - p, which is the same op, seed, step and offset applied to dy.
+std::vector<Value*> dropoutGradients(GradBuilder& b, Value* dy) {
+  const Op& op = b.forward();
+  if (op.operands.size() == 1) return {dy};
+  return {b.op(OpKind::Dropout, {dy, op.operands[1]}, op.attrs), nullptr};
+}
+
 }  // namespace
 
 std::optional<std::vector<Value*>> layerGradients(GradBuilder& builder, Value* dy,
@@ -179,6 +187,8 @@ std::optional<std::vector<Value*>> layerGradients(GradBuilder& builder, Value* d
       return std::vector<Value*>{sliceGradient(builder, dy)};
     case OpKind::ScaledDotProductAttention:
       return attentionGradients(builder, dy, needed);
+    case OpKind::Dropout:
+      return dropoutGradients(builder, dy);
     default:
       return std::nullopt;
   }

@@ -124,6 +124,13 @@ class Rewriter {
         shape[0] = chunks[s].rows();
         attrs.set("shape", shape);
       }
+      if (op.kind == OpKind::Dropout && op.operands.size() == 2) {
+        // A training mask is drawn by the whole batch's element index: the piece's first
+        // element is row `start`'s, so every piece keeps the elements the whole would.
+        int64_t rowElements =
+            op.result->type.numel() / std::max<int64_t>(1, op.result->type.shape[0]);
+        attrs.set("mask_offset", op.attrs.getInt("mask_offset", 0) + chunks[s].start * rowElements);
+      }
       Device device = plan_.partDevice(op, s);
       if (op.kind == OpKind::To) attrs.set("device", device.str());  // already there
       shards.push_back(emitPiece(&op, s, op.kind, operands, op.layerName(), device, attrs));

@@ -70,8 +70,8 @@ bool rowWise(const Op& op, const std::vector<bool>& batched) {
       return onlyFirstBatched();
     case OpKind::BatchNorm:  // at inference: per element, with the running statistics
       return onlyFirstBatched();
-    case OpKind::Dropout:  // the identity at inference
-      return true;
+    case OpKind::Dropout:  // the identity, or a mask per element (the step count is 0-d)
+      return onlyFirstBatched();
     case OpKind::Softmax:
     case OpKind::LogSoftmax:
       return !axisIsRows(op.attrs.getInt("axis", -1), x.rank());

@@ -174,6 +174,14 @@ bool OptimizerPass::run(Graph& graph, const PassContext&) const {
       adamUpdate(builder, graph, h, param, gradient, corrections);
   }
   if (step) assign(stepBuilder, step, nextStep);
+  // train-mode's step count of the dropout masks: one more, once everything has read it.
+  for (Op* op : std::vector<Op*>(graph.ops())) {
+    if (op->kind != OpKind::Param || op->attrs.getString("role", "") != "rng_state") continue;
+    GradBuilder counter(graph, *op, "update");
+    Attrs one;
+    one.set("scalar", int64_t{1});  // an integer: the i64 count stays i64
+    assign(counter, op->result, counter.op(OpKind::Add, {op->result}, one));
+  }
   return true;
 }
 

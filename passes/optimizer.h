@@ -12,7 +12,8 @@
 //   "optimizer_state", initialized to zero as torch does lazily: NAME.momentum_buffer (sgd
 //   with momentum), NAME.exp_avg and NAME.exp_avg_sq (adam, adamw), and one 0-d
 //   `optimizer.step` counting the steps taken (adam, adamw, and sgd with dampening, whose
-//   first step takes the gradient as it is). The gradient outputs are removed: the step's
+//   first step takes the gradient as it is). Last, a param of role "rng_state" (train-mode's
+//   step count of the dropout masks) counts one more. The gradient outputs are removed: the step's
 //   outputs are the model's, the loss among them. The ops carry their param's `loc`.
 // Errors: an unknown optimizer, a negative or non-finite lr or hyperparameter, nesterov
 //   without momentum or with dampening (as torch refuses them).

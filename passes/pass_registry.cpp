@@ -14,6 +14,7 @@
 #include "passes/pipeline_stages.h"
 #include "passes/plan_memory.h"
 #include "passes/split_layers.h"
+#include "passes/train_mode.h"
 
 namespace gxc {
 namespace {
@@ -43,6 +44,7 @@ constexpr Registration kPasses[] = {
     {"pipeline-stages", &make<PipelineStagesPass>},
     {"plan-memory", &make<PlanMemoryPass>},
     {"split-layers", &make<SplitLayersPass>},
+    {"train-mode", &make<TrainModePass>},
 };
 // clang-format on
 

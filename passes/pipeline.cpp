@@ -42,6 +42,9 @@ std::vector<std::string> trainingPipeline() {
   // gradients of a param they share summed, and one update.
   auto placement = std::find(passes.begin(), passes.end(), "assign-devices");
   passes.insert(placement, {"autodiff", "optimizer"});
+  // The forward as model.train() runs it (batch statistics, dropout masks), before
+  // data-parallel and pipeline-stages split the batch, which combine its statistics exactly.
+  passes.insert(std::find(passes.begin(), passes.end(), "data-parallel"), "train-mode");
   return passes;
 }
 

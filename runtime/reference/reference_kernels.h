@@ -92,6 +92,7 @@ Tensor classIndexLossOp(const Op& op, const Operands& operands);
 Tensor rmsNormOp(const Op& op, const Operands& operands);
 Tensor groupNormOp(const Op& op, const Operands& operands);
 Tensor batchNormOp(const Op& op, const Operands& operands);
+Tensor dropoutOp(const Op& op, const Operands& operands);  // both forms
 // reference_attention.cpp
 Tensor attentionOp(const Op& op, const Operands& operands);
 

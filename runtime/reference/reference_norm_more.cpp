@@ -3,8 +3,10 @@
 // normalized per sample over each group of C / G channels, biased variance, then a weight and
 // bias per channel) and batch_norm at inference (nn.BatchNorm in eval(): each channel of x
 // [N, C, ...] normalized by its running mean and variance, then its weight and bias). Computed
-// in double.
+// in double. And dropout: the identity, or in training (a step count as its second operand)
+// x times a mask drawn from the seed, the step and each element's index, over 1 - p.
 #include <cmath>
+#include <cstring>
 
 #include "ir/diagnostic.h"
 #include "ir/infer_type.h"
@@ -102,6 +104,47 @@ Tensor batchNormOp(const Op& op, const Operands& operands) {
     double value = centered / std::sqrt(variance.loadDouble(channel) + eps);
     if (weight) value = value * weight->loadDouble(channel) + bias->loadDouble(channel);
     storeComputed(result, i, value);
+  }
+  return result;
+}
+
+namespace {
+
+// The mask's rule, as the model format defines it (docs/model-format.md, "dropout in
+// training"), written here again rather than shared with the kernel header: splitmix64's
+// output number index + 1 from a key mixed from the seed and the step; kept when its top 24
+// bits are at least p * 2^24.
+uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+bool keeps(uint64_t seed, uint64_t step, uint64_t index, uint64_t threshold) {
+  constexpr uint64_t kGamma = 0x9e3779b97f4a7c15ull;
+  uint64_t key = mix64(seed ^ mix64(step ^ kGamma));
+  return (mix64(key + (index + 1) * kGamma) >> 40) >= threshold;
+}
+
+}  // namespace
+
+Tensor dropoutOp(const Op& op, const Operands& operands) {
+  checkOperandCount(op, operands, 1, 2);
+  const Tensor& x = *operands[0];
+  Tensor result = makeResult(op, x.shape());
+  if (operands.size() == 1) {  // inference, as nn.Dropout in eval mode
+    std::memcpy(result.data(), x.data(), x.nbytes());
+    return result;
+  }
+  double p = op.attrs.getFloat("p", 0.5);
+  auto threshold = static_cast<uint64_t>(std::llround(p * 16777216.0));
+  auto seed = static_cast<uint64_t>(op.attrs.getInt("seed", 0));
+  auto step = static_cast<uint64_t>(operands[1]->loadInt(0));
+  auto offset = static_cast<uint64_t>(op.attrs.getInt("mask_offset", 0));
+  double scale = p < 1 ? 1.0 / (1.0 - p) : 0.0;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    bool kept = keeps(seed, step, offset + static_cast<uint64_t>(i), threshold);
+    storeComputed(result, i, kept ? x.loadDouble(i) * scale : 0.0);
   }
   return result;
 }

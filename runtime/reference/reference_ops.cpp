@@ -96,8 +96,8 @@ Tensor evaluateReferenceOp(const Op& op, const std::vector<const Tensor*>& opera
     case OpKind::Topk:
     case OpKind::TopkIndices:
       return topkOp(op, operands);
-    case OpKind::Dropout:  // identity at inference, as nn.Dropout in eval mode
-      return copyOp(op, operands);
+    case OpKind::Dropout:
+      return dropoutOp(op, operands);
     default:
       break;
   }

@@ -117,9 +117,14 @@ void expectTrainsAsPyTorch(const std::string& name, const Platform& platform) {
   fs::remove_all(out);
 }
 
-const std::vector<std::string> kCases = {
-    "mlp_adam",         "mlp_adamw", "digits_sgd", "digits_sgd_dampening", "digits_sgd_nesterov",
-    "digits_lenet_sgd", "gpt_adamw"};
+const std::vector<std::string> kCases = {"mlp_adam",
+                                         "mlp_adamw",
+                                         "digits_sgd",
+                                         "digits_sgd_dampening",
+                                         "digits_sgd_nesterov",
+                                         "digits_lenet_sgd",
+                                         "digits_bn_sgd",
+                                         "gpt_adamw"};
 
 class TrainPyTorchTest : public ::testing::TestWithParam<std::string> {};
 
