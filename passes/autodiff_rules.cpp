@@ -295,6 +295,7 @@ std::vector<Value*> gradientsOf(GradBuilder& builder, Value* dy, const std::vect
   if (auto loss = lossGradients(builder, dy, needed)) return *loss;
   if (auto layer = layerGradients(builder, dy, needed)) return *layer;
   if (auto conv = convGradients(builder, dy, needed)) return *conv;
+  if (auto norm = normGradients(builder, dy, needed)) return *norm;
   switch (op.kind) {
     case OpKind::Add:
     case OpKind::Sub:

@@ -64,10 +64,14 @@ std::vector<int64_t> reductionAxes(const Op& op, int64_t rank);
 std::optional<std::vector<Value*>> lossGradients(GradBuilder& builder, Value* dy,
                                                  const std::vector<bool>& needed);
 
-// Rules of gelu, layer_norm, slice and scaled_dot_product_attention
+// Rules of gelu, layer_norm, slice, dropout and scaled_dot_product_attention
 // (passes/autodiff_rules_layers.cpp); nullopt for other ops.
 std::optional<std::vector<Value*>> layerGradients(GradBuilder& builder, Value* dy,
                                                   const std::vector<bool>& needed);
+
+// Rules of rms_norm and group_norm (passes/autodiff_rules_norm.cpp); nullopt for other ops.
+std::optional<std::vector<Value*>> normGradients(GradBuilder& builder, Value* dy,
+                                                 const std::vector<bool>& needed);
 
 // Rules of conv2d (not grouped), and of avg_pool2d and adaptive_avg_pool2d whose windows tile
 // the input (passes/autodiff_rules_conv.cpp); nullopt for other ops.

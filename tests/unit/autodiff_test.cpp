@@ -167,6 +167,26 @@ TEST(AutodiffTest, GeluAndLayerNorm) {
       4);
 }
 
+// rms_norm over the last dim and over two, with and without a weight; group_norm of [N, C, L]
+// with weight and bias, and without, in fewer groups.
+TEST(AutodiffTest, RmsNormAndGroupNorm) {
+  expectGradientsMatchFiniteDifferences(
+      "inputs:\n  x: {shape: [4, 6, 5], dtype: f64}\n  y: {shape: [4, 6, 5], dtype: f64}\n"
+      "layers:\n"
+      "  - {name: fc, op: linear, inputs: [x], in_features: 5, out_features: 5}\n"
+      "  - {name: gn, op: group_norm, inputs: [fc], num_groups: 3, num_channels: 6}\n"
+      "  - {name: gn2, op: group_norm, inputs: [fc], num_groups: 2, num_channels: 6, "
+      "affine: false, eps: 0.01}\n"
+      "  - {name: rms, op: rms_norm, inputs: [fc], normalized_shape: [5]}\n"
+      "  - {name: rms2, op: rms_norm, inputs: [gn], normalized_shape: [6, 5], "
+      "elementwise_affine: false, eps: 0.1}\n"
+      "  - {name: s, op: add, inputs: [rms2, gn2]}\n"
+      "  - {name: t, op: mul, inputs: [s, rms]}\n"
+      "  - {name: loss, op: mse_loss, inputs: [t, y]}\n"
+      "outputs: [loss]\ntrain: {loss: loss}\n",
+      5);
+}
+
 // The pieces of a split, and attention: causal, with a scale, with a float or bool mask, and
 // over heads (4-D, as the GPT decoder's).
 TEST(AutodiffTest, SplitAndAttention) {
