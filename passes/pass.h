@@ -23,6 +23,9 @@ struct PassContext {
   // --placement: "manual", "auto", "data-parallel" or "pipeline"; --microbatches for pipeline.
   std::string placement = "manual";
   int microbatches = 0;
+  // replicate-update's gradient buckets under data-parallel training, at most this many bytes
+  // each (gxc train --bucket-mb; DDP's bucket_cap_mb, 25 MB by default).
+  int64_t bucketBytes = 25 * 1024 * 1024;
   // One-line notes for the user (stderr in the drivers); may be empty.
   std::function<void(const std::string&)> note;
   // The driver already said that this run is on the host because it found no GPU, which

@@ -13,6 +13,7 @@
 #include "passes/optimizer.h"
 #include "passes/pipeline_stages.h"
 #include "passes/plan_memory.h"
+#include "passes/replicate_update.h"
 #include "passes/split_layers.h"
 #include "passes/train_mode.h"
 
@@ -43,6 +44,7 @@ constexpr Registration kPasses[] = {
     {"optimizer", &make<OptimizerPass>},
     {"pipeline-stages", &make<PipelineStagesPass>},
     {"plan-memory", &make<PlanMemoryPass>},
+    {"replicate-update", &make<ReplicateUpdatePass>},
     {"split-layers", &make<SplitLayersPass>},
     {"train-mode", &make<TrainModePass>},
 };

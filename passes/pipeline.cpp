@@ -41,7 +41,9 @@ std::vector<std::string> trainingPipeline() {
   // forward is then the split backward, each op's gradients on its device, the shards'
   // gradients of a param they share summed, and one update.
   auto placement = std::find(passes.begin(), passes.end(), "assign-devices");
-  passes.insert(placement, {"autodiff", "optimizer"});
+  // Under data-parallel, every replica then gets the update and the summed gradients
+  // (DDP's layout), while the params and the update are still free to place.
+  passes.insert(placement, {"autodiff", "optimizer", "replicate-update"});
   // The forward as model.train() runs it (batch statistics, dropout masks), before
   // data-parallel and pipeline-stages split the batch, which combine its statistics exactly.
   passes.insert(std::find(passes.begin(), passes.end(), "data-parallel"), "train-mode");

@@ -112,8 +112,16 @@ bool isShard(const Value* value) { return value->producer->attrs.has("full_shape
 
 std::map<std::string, Tensor> paramValuesByName(const std::map<const Value*, Tensor>& params) {
   std::map<std::string, Tensor> values;
-  for (const auto& [value, tensor] : params)
-    if (!isShard(value)) values.emplace(paramName(value), tensor);
+  for (const auto& [value, tensor] : params) {
+    if (isShard(value)) continue;
+    auto [it, fresh] = values.emplace(paramName(value), tensor);
+    // Replicas of one param (each device's, which data-parallel training updates on every
+    // device) hold the same bits, or the training has gone wrong.
+    GXC_CHECK(
+        fresh || (it->second.nbytes() == tensor.nbytes() &&
+                  std::equal(tensor.data(), tensor.data() + tensor.nbytes(), it->second.data())),
+        "the replicas of param '{}' differ", it->first);
+  }
   return values;
 }
 

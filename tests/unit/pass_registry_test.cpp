@@ -38,7 +38,7 @@ TEST(PassRegistryTest, PassListRefusesUnknownNamesListingTheValidOnes) {
     EXPECT_EQ(error.message(),
               "unknown pass '' (passes: assign-devices, assign-streams, autodiff, batch-transfers, "
               "data-parallel, fuse, infer-shapes, insert-copies, optimizer, pipeline-stages, "
-              "plan-memory, split-layers, train-mode)");
+              "plan-memory, replicate-update, split-layers, train-mode)");
   }
 }
 

@@ -43,6 +43,7 @@ CompiledModel compileModel(const CompileOptions& options, CompileFor purpose, st
   context.strict = options.strict;
   context.placement = options.placement;
   context.microbatches = options.microbatches;
+  context.bucketBytes = options.bucketBytes;
   context.note = [&notes](const std::string& text) { notes << "gxc: note: " << text << "\n"; };
   context.hostFallbackNoted = compiled.devices.noGpuFound;
   if (options.explain)

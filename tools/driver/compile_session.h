@@ -24,6 +24,8 @@ struct CompileOptions {
   std::string placement = "manual";  // --placement: manual, auto, data-parallel or pipeline
   int microbatches = 0;              // --microbatches (pipeline); 0: the number of devices
   bool explain = false;              // --explain: each layer's device and why, on stderr
+  // `train --bucket-mb`: data-parallel training's gradient buckets, in bytes (DDP's default).
+  int64_t bucketBytes = 25 * 1024 * 1024;
   std::string weightsPath;
   std::vector<std::string> dims;  // --dim NAME=N, as given
   // `run`: the input files given (--input), read before the model is compiled since they

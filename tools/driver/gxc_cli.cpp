@@ -1,6 +1,9 @@
 #include "tools/driver/gxc_cli.h"
 
 #include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <iostream>
 
@@ -109,6 +112,17 @@ int devicesCommand(const std::string& simGpus, std::ostream& out) {
   return 0;
 }
 
+// --bucket-mb: a positive size, for the one placement that sends gradients in buckets.
+int64_t bucketBytesOption(const std::string& placement, double megabytes) {
+  if (placement != "data-parallel")
+    usageError(
+        "--bucket-mb: only data-parallel training sends gradients in buckets; add "
+        "--placement data-parallel");
+  if (!(megabytes > 0) || !std::isfinite(megabytes) || megabytes > 1e12)
+    usageError("--bucket-mb {}: expected a size in MB above 0", megabytes);
+  return std::max<int64_t>(1, static_cast<int64_t>(megabytes * 1024 * 1024));
+}
+
 }  // namespace
 
 void checkMicrobatchesOption(const std::string& placement, int microbatches) {
@@ -170,6 +184,9 @@ int gxcMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     trainCommand->add_option("--report", train.reportPath, "the last step's summary as JSON");
     trainCommand->add_option("--trace", train.tracePath,
                              "Chrome trace of the last step's streams (JSON)");
+    double bucketMb = 25;
+    trainCommand->add_option("--bucket-mb", bucketMb,
+                             "MB: data-parallel gradient buckets, at most this size (25)");
     ImportOptions import;
     CLI::App* importApp = app.add_subcommand("import", "an ONNX model as gxc YAML");
     importApp->add_option("model", import.modelPath, "the ONNX model (.onnx)")->required();
@@ -193,6 +210,8 @@ int gxcMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     }
     if (trainCommand->parsed()) {
       checkPlacement(train.compile, trainCommand->count("--microbatches") > 0);
+      if (trainCommand->count("--bucket-mb") > 0)
+        train.compile.bucketBytes = bucketBytesOption(train.compile.placement, bucketMb);
       return trainModel(train, out, err);
     }
     if (importApp->parsed()) return importCommand(import, out);

@@ -54,6 +54,10 @@ int gxcOptMain(int argc, const char* const* argv, std::ostream& out, std::ostrea
     CLI::Option* microbatchesOption =
         app.add_option("--microbatches", microbatches, "as gxc's --microbatches (pipeline)");
     app.add_flag("--explain", explain, "as gxc's --explain");
+    double bucketMb = 25;
+    app.add_option("--bucket-mb", bucketMb,
+                   "as gxc train's --bucket-mb (replicate-update's gradient buckets, MB)")
+        ->check(CLI::PositiveNumber);
     app.add_option("--device-memory", deviceMemory,
                    "MEM: memory of every GPU of --devices, as in --sim-gpus N:MEM (the host is "
                    "unlimited); without it nothing is refused for size");
@@ -76,6 +80,7 @@ int gxcOptMain(int argc, const char* const* argv, std::ostream& out, std::ostrea
     context.strict = strict;
     context.placement = placement;
     context.microbatches = microbatches;
+    context.bucketBytes = std::max<int64_t>(1, static_cast<int64_t>(bucketMb * 1024 * 1024));
     if (explain)
       context.explain = [&err](const std::string& line) {
         err << "gxc-opt: explain: " << line << "\n";
