@@ -5,7 +5,8 @@
 // shuffles and shared memory. The host C++ compiler compiles the very same text for the
 // `cpu` and `sim` platforms: this header then maps the grid onto loops (gxc_host_launch runs
 // every block, one thread each, so blockDim is 1) and the cooperation primitives become the
-// identity. Kernel bodies are written for any blockDim (grid-stride loops; one block per row
+// identity. Defining GXC_EMULATE_BLOCKS instead runs the GPU's code paths on the host, every
+// thread of each block emulated (gxc_kernel_emulation.h, the header's third part). Kernel bodies are written for any blockDim (grid-stride loops; one block per row
 // for row kernels), so they stay identical on both sides.
 //
 // The kernel ABI is uniform: extern "C" __global__ void NAME(GxcArgs args), args.p[0] the
@@ -26,12 +27,16 @@ struct GxcArgs {
   void* p[GXC_MAX_ARGS];
 };
 
-#ifdef __CUDACC__
+#if defined(__CUDACC__) || defined(GXC_EMULATE_BLOCKS)
 
+#ifdef __CUDACC__
 #define GXC_FN static __device__ __forceinline__
 
 GXC_FN unsigned gxc_float_bits(float x) { return __float_as_uint(x); }
 GXC_FN float gxc_bits_float(unsigned bits) { return __uint_as_float(bits); }
+#else  // the host compiler, running GPU launches thread by thread (--emulate-gpu-blocks)
+#include "gxc_kernel_emulation.h"
+#endif
 
 // Block-wide sum and max: every thread passes its partial value and gets the block's. Warp
 // shuffles, then one value per warp through shared memory; blockDim is a multiple of 32.
@@ -167,7 +172,7 @@ GXC_FN gxc_i64 gxc_block_arg(T v, gxc_i64 i, bool largest) {
   return indices[0];
 }
 
-#else  // the host C++ compiler
+#else  // the host C++ compiler, one thread per block
 
 #define __global__
 #define __device__

@@ -121,12 +121,13 @@ std::string firstErrorLine(const std::string& output) {
   return first.empty() ? "no output" : first;
 }
 
-std::string compileSharedObject(const std::string& text, const std::string& compiler) {
+std::string compileSharedObject(const std::string& text, const std::string& compiler,
+                                const std::vector<std::string>& flags) {
   ScratchDir scratch;
   writeFile(scratch.path() / "gxc_kernel.h", kernelHeaderText());
   writeFile(scratch.path() / "kernels.cpp", text);
   std::vector<std::string> argv{compiler};
-  for (const std::string& flag : hostCompilerFlags()) argv.push_back(flag);
+  for (const std::string& flag : flags) argv.push_back(flag);
   argv.insert(argv.end(),
               {"-I", scratch.path().string(), "-o", (scratch.path() / "kernels.so").string(),
                (scratch.path() / "kernels.cpp").string()});
@@ -152,16 +153,21 @@ const std::vector<std::string>& hostCompilerFlags() {
   return flags;
 }
 
-HostKernelLibrary::HostKernelLibrary(const std::string& text, KernelCache& cache) {
+HostKernelLibrary::HostKernelLibrary(const std::string& text, KernelCache& cache,
+                                     bool emulateBlocks) {
   std::string compiler = hostCompiler();
-  std::string flags;
-  for (const std::string& flag : hostCompilerFlags()) flags += flag + " ";
+  std::vector<std::string> flags = hostCompilerFlags();
+  if (emulateBlocks) flags.push_back("-DGXC_EMULATE_BLOCKS");
+  std::string flagText;
+  for (const std::string& flag : flags) flagText += flag + " ";
   std::vector<std::string> key{text, std::string(kernelHeaderText()), compiler,
-                               compilerVersion(compiler), flags};
+                               compilerVersion(compiler), flagText};
   std::string object = cache.getOrBuild("host-so", key, [&] {
     ProgressTask building(
-        fmt::format("compiling {} generated kernels for the host", definedKernelCount(text)), 0);
-    return compileSharedObject(text, compiler);
+        fmt::format("compiling {} generated kernels for the host{}", definedKernelCount(text),
+                    emulateBlocks ? ", emulating GPU blocks" : ""),
+        0);
+    return compileSharedObject(text, compiler, flags);
   });
   // dlopen needs a file: a private one, unlinked as soon as it is mapped.
   ScratchDir scratch;
@@ -169,6 +175,12 @@ HostKernelLibrary::HostKernelLibrary(const std::string& text, KernelCache& cache
   writeFile(file, object);
   handle_ = ::dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle_) runtimeError({}, "cannot load the generated kernels: {}", ::dlerror());
+  if (emulateBlocks) {
+    emulatedLaunch_ =
+        reinterpret_cast<decltype(emulatedLaunch_)>(::dlsym(handle_, "gxc_emulated_launch"));
+    GXC_CHECK(emulatedLaunch_, "the generated kernels have no gxc_emulated_launch");
+    return;
+  }
   launch_ = reinterpret_cast<decltype(launch_)>(::dlsym(handle_, "gxc_host_launch"));
   GXC_CHECK(launch_, "the generated kernels have no gxc_host_launch");
 }
@@ -184,8 +196,21 @@ HostKernelLibrary::Kernel HostKernelLibrary::kernel(const std::string& name) con
 }
 
 void HostKernelLibrary::launch(Kernel kernel, const HostKernelArgs& args, int64_t grid) const {
+  GXC_CHECK(launch_, "a host launch through a library that emulates GPU blocks");
   GXC_CHECK(grid >= 1 && grid <= 0xffffffffll, "a host launch of {} blocks", grid);
   launch_(kernel, args, static_cast<unsigned>(grid));
+}
+
+std::string HostKernelLibrary::emulatedLaunch(Kernel kernel, const HostKernelArgs& args,
+                                              int64_t grid, int64_t block) const {
+  GXC_CHECK(emulatedLaunch_, "an emulated launch through a library that does not emulate");
+  GXC_CHECK(grid >= 1 && grid <= 0xffffffffll && block >= 1 && block <= 1024,
+            "an emulated launch of {} blocks of {} threads", grid, block);
+  char error[1024] = {};
+  if (emulatedLaunch_(kernel, args, static_cast<unsigned>(grid), static_cast<unsigned>(block),
+                      error, sizeof error) == 0)
+    return {};
+  return error;
 }
 
 }  // namespace gxc

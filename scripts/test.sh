@@ -44,7 +44,11 @@ cmake --build build-asan -j "$jobs" --target gxc_unit_tests
 # signal 11", every test passed). The host kernels gxc dlopens have thread_local blockIdx and
 # gridDim, so any change to what the suite allocates can make it hit. Leaks are still checked:
 # only that interceptor's bookkeeping of dynamic TLS is off.
-ASAN_OPTIONS=intercept_tls_get_addr=0 build-asan/tests/gxc_unit_tests --gtest_brief=1
+# The emulated GPU launches run each CUDA thread as a ucontext fiber on stacks of their own,
+# which the sanitizers' runtimes do not follow without fiber annotations (AddressSanitizer
+# "doesn't fully support makecontext/swapcontext"): those tests run in the plain build only.
+ASAN_OPTIONS=intercept_tls_get_addr=0 build-asan/tests/gxc_unit_tests --gtest_brief=1 \
+  --gtest_filter='-*EmulatedLaunch*:*emulated*'
 
 echo "== runtime tests under ThreadSanitizer"
 # Without CUDA: the tests it runs are the host's and sim's, and the CUDA sources would only
@@ -53,7 +57,7 @@ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGXC_SANITIZE=thread
   -DGXC_WITH_CUDA=OFF > /dev/null
 cmake --build build-tsan -j "$jobs" --target gxc_unit_tests
 TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" build-tsan/tests/gxc_unit_tests --gtest_brief=1 \
-  --gtest_filter='Sim*:*PlatformEquivalence*:*ExecutedPlan*:TerminalProgressThread*'
+  --gtest_filter='Sim*:*PlatformEquivalence*:*ExecutedPlan*:TerminalProgressThread*-*emulated*'
 
 echo "== fuzzing the parsers for a bounded time (libFuzzer, clang-14)"
 # Each fuzz target runs over a copy of its seed corpus (libFuzzer adds the inputs it finds to

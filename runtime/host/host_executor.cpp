@@ -37,8 +37,11 @@ HostArena hostArena(const MemoryPlan& plan) {
 
 }  // namespace
 
-HostExecutor::HostExecutor(const Graph& graph)
-    : graph_(onTheHost(graph)), plan_(graph), generated_(graph), arena_(hostArena(plan_)) {}
+HostExecutor::HostExecutor(const Graph& graph, HostLaunchMode launch)
+    : graph_(onTheHost(graph)),
+      plan_(graph),
+      generated_(graph, KernelCache::fromEnvironment(), launch),
+      arena_(hostArena(plan_)) {}
 
 void HostExecutor::materializeParams() {
   int64_t needed = 0;

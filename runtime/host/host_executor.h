@@ -41,7 +41,8 @@ struct HostRunStats {
 
 class HostExecutor {
  public:
-  explicit HostExecutor(const Graph& graph);
+  // `launch`: how generated kernels run (emulating GPU blocks: --emulate-gpu-blocks).
+  explicit HostExecutor(const Graph& graph, HostLaunchMode launch = {});
 
   // `inputs` holds one tensor per graph input, by name, of the declared type. Returns the
   // outputs by their model names.

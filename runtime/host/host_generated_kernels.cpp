@@ -76,10 +76,11 @@ void checkDataIndices(const Op& op, const ConstTensorView& indices) {
   }
 }
 
-HostGeneratedKernels::HostGeneratedKernels(const Graph& graph, KernelCache cache)
-    : steps_(graph), source_(generateCudaSource(graph)), cache_(std::move(cache)) {
+HostGeneratedKernels::HostGeneratedKernels(const Graph& graph, KernelCache cache,
+                                           HostLaunchMode mode)
+    : steps_(graph), source_(generateCudaSource(graph)), cache_(std::move(cache)), mode_(mode) {
   if (source_.kernels.empty()) return;  // nothing to build: GEMMs, copies and views only
-  library_ = std::make_unique<HostKernelLibrary>(source_.text, cache_);
+  library_ = std::make_unique<HostKernelLibrary>(source_.text, cache_, mode_.emulateBlocks);
   for (const CudaKernel& kernel : source_.kernels)
     byRoot_[kernel.ops.back()] = {&kernel, library_->kernel(kernel.name)};
 }
@@ -90,7 +91,18 @@ void HostGeneratedKernels::launch(const Loaded& loaded, const TensorView& output
   args.p[0] = output.data();
   for (size_t i = 0; i < loaded.kernel->inputs.size(); ++i)
     args.p[i + 1] = const_cast<std::byte*>(tensors.at(loaded.kernel->inputs[i]).data());
-  library_->launch(loaded.function, args, loaded.kernel->host.grid);
+  if (!mode_.emulateBlocks) {
+    library_->launch(loaded.function, args, loaded.kernel->host.grid);
+    return;
+  }
+  const LaunchShape& gpu = loaded.kernel->gpu;
+  int64_t block = mode_.block > 0 ? mode_.block : gpu.block;
+  std::string error = library_->emulatedLaunch(loaded.function, args, gpu.grid, block);
+  if (!error.empty()) {
+    const Op& root = *loaded.kernel->ops.back();
+    runtimeError(root.loc, "layer '{}': kernel {} ({} blocks of {} threads, emulated): {}",
+                 root.layerName(), loaded.kernel->name, gpu.grid, block, error);
+  }
 }
 
 void HostGeneratedKernels::run(const KernelStep& step, const std::vector<ConstTensorView>& inputs,
@@ -132,8 +144,9 @@ void HostGeneratedKernels::run(const KernelStep& step, const std::vector<ConstTe
       return;
     case StepKind::Conv: {
       // oneDNN has no f64 convolution: f64 runs the generated direct convolution, in double
-      // (a documented dtype rule of the cpu platform, docs/model-format.md).
-      if (root.result->type.dtype == DType::F64) {
+      // (a documented dtype rule of the cpu platform, docs/model-format.md). Emulating GPU
+      // blocks runs the generated kernel too: what the cuda platform runs where cuDNN does not.
+      if (root.result->type.dtype == DType::F64 || mode_.emulateBlocks) {
         launch(byRoot_.at(&root), result, tensors);
         return;
       }

@@ -5,13 +5,15 @@
 // host compiler through the on-disk kernel cache (codegen/host_kernel_library.h), once for
 // all of the graph's kernels and before anything runs. A step then runs as its kind says,
 // writing its result where the caller placed it (the executors' arenas): a generated kernel
-// on the host (grid as loops, blockDim 1); a GEMM through OpenBLAS (runtime/host/cpu_gemm.h),
-// followed by its generated epilogue kernel when one was fused into it, which reads the GEMM's
-// product in the result's own bytes (an epilogue is elementwise: each element is read before
-// it is written); a copy as a copy; a view as nothing at all, its result being its operand's
-// bytes already; a convolution through oneDNN (runtime/host/cpu_conv.h). Internal values of a fused
-// kernel are never materialized. Indices that are data (embedding rows, cross_entropy targets) are
-// checked before the kernel is launched, with the reference interpreter's messages.
+// on the host (grid as loops, blockDim 1; or, emulating GPU blocks, the GPU's grid with every
+// thread of a block run, where what a GPU would not run is a runtime error naming the layer); a
+// GEMM through OpenBLAS (runtime/host/cpu_gemm.h), followed by its generated epilogue kernel when
+// one was fused into it, which reads the GEMM's product in the result's own bytes (an epilogue is
+// elementwise: each element is read before it is written); a copy as a copy; a view as nothing at
+// all, its result being its operand's bytes already; a convolution through oneDNN
+// (runtime/host/cpu_conv.h). Internal values of a fused kernel are never materialized. Indices that
+// are data (embedding rows, cross_entropy targets) are checked before the kernel is launched, with
+// the reference interpreter's messages.
 #pragma once
 
 #include <map>
@@ -33,10 +35,19 @@ namespace gxc {
 const Value* dataIndexOperand(const Op& op);
 void checkDataIndices(const Op& op, const ConstTensorView& indices);
 
+// How generated kernels run on the host: blockDim 1 (the fast way), or every GPU thread
+// emulated (--emulate-gpu-blocks: the GPU's launch configuration, or `block` threads per
+// block where it is not 0, for tests of other block sizes).
+struct HostLaunchMode {
+  bool emulateBlocks = false;
+  int64_t block = 0;
+};
+
 class HostGeneratedKernels {
  public:
   explicit HostGeneratedKernels(const Graph& graph,
-                                KernelCache cache = KernelCache::fromEnvironment());
+                                KernelCache cache = KernelCache::fromEnvironment(),
+                                HostLaunchMode mode = {});
 
   const KernelSteps& steps() const { return steps_; }
   const CudaSource& source() const { return source_; }
@@ -64,6 +75,7 @@ class HostGeneratedKernels {
   KernelSteps steps_;
   CudaSource source_;
   KernelCache cache_;
+  HostLaunchMode mode_;
   std::unique_ptr<HostKernelLibrary> library_;
   std::map<const Op*, Loaded> byRoot_;
 };

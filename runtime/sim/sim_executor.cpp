@@ -50,7 +50,8 @@ SimExecutor::SimExecutor(const Graph& scheduled, SimConfig config)
     gpuAllocators_.push_back(
         std::make_unique<CachingAllocator>(Device::cuda(i).str(), config_.memoryPerGpu));
   for (int64_t id : schedule_.events) events_[id] = std::make_unique<SimEvent>();
-  generated_ = std::make_unique<HostGeneratedKernels>(graph_);
+  generated_ = std::make_unique<HostGeneratedKernels>(graph_, KernelCache::fromEnvironment(),
+                                                      config_.launch);
   checkArenaReuseOrdered(schedule_, plan_, generated_->steps());
   for (const ScheduledStream& stream : schedule_.streams)
     streams_.push_back(std::make_unique<SimStream>(stream.name));

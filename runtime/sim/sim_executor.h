@@ -70,6 +70,8 @@ struct SimConfig {
   // Each of the two pinned staging buffers per GPU and direction (sim_staging.h).
   int64_t stagingChunkBytes = SimStagingBuffers::kDefaultChunkBytes;
   CostTable costs = h100SxmCosts();
+  // --emulate-gpu-blocks: the generated kernels run every GPU thread of their blocks.
+  HostLaunchMode launch;
 };
 
 struct SimDeviceReport {

@@ -452,7 +452,9 @@ graph @slices(%x: f16[4,6,5] @cpu, %i: i64[3,7] @cpu) -> (a, b, c, d) {
   }
 }
 
-// The embedded header is gxc_kernel.h with gxc_kernel_numbers.h spliced in where it is included.
+// The embedded header is gxc_kernel.h with gxc_kernel_numbers.h and gxc_kernel_emulation.h
+// spliced in where they are included. Nothing else is included but the emulation's system
+// headers, which only the host's emulating build compiles: NVRTC gets one self-contained file.
 TEST(CudaSourceTest, HeaderIsTheEmbeddedFiles) {
   auto read = [](const std::string& name) {
     std::ifstream file(std::string(GXC_SOURCE_DIR) + "/codegen/" + name);
@@ -461,12 +463,19 @@ TEST(CudaSourceTest, HeaderIsTheEmbeddedFiles) {
     return text.str();
   };
   std::string text = read("gxc_kernel.h");
-  const std::string include = "#include \"gxc_kernel_numbers.h\"\n";
-  size_t at = text.find(include);
-  ASSERT_NE(at, std::string::npos);
-  text.replace(at, include.size(), read("gxc_kernel_numbers.h"));
+  for (std::string part : {"gxc_kernel_numbers.h", "gxc_kernel_emulation.h"}) {
+    const std::string include = "#include \"" + part + "\"\n";
+    size_t at = text.find(include);
+    ASSERT_NE(at, std::string::npos) << part;
+    text.replace(at, include.size(), read(part));
+  }
   EXPECT_EQ(kernelHeaderText(), text);
-  EXPECT_EQ(kernelHeaderText().find("#include"), std::string::npos);
+  std::string emulation = read("gxc_kernel_emulation.h");
+  std::string rest(kernelHeaderText());
+  rest.erase(rest.find(emulation), emulation.size());
+  EXPECT_EQ(rest.find("#include"), std::string::npos);
+  EXPECT_NE(text.find("#if defined(__CUDACC__) || defined(GXC_EMULATE_BLOCKS)"),
+            std::string::npos);
   EXPECT_NE(
       kernelHeaderText().find("#define GXC_MAX_ARGS " + std::to_string(kMaxKernelArgs) + "\n"),
       std::string::npos);

@@ -4,7 +4,8 @@
 // (where they fit the run), the layers are spread over the GPUs in contiguous blocks, as a
 // user annotating stages would, so every model crosses devices: its params are replicated,
 // its activations copied, its streams synchronized by events. Auto placement and pipeline
-// placement (stages and micro-batches, on 2 and 4 GPUs) are held to the same reference.
+// placement (stages and micro-batches, on 2 and 4 GPUs) are held to the same reference, and so
+// is every model whose generated kernels run as GPU launches, every thread emulated.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -35,13 +36,15 @@ struct Case {
   bool spread;  // override the annotations: layer blocks over the GPUs
   std::string placement = "manual";
   int microbatches = 0;  // pipeline's M; 0: the number of GPUs
+  bool emulate = false;  // --emulate-gpu-blocks: every kernel runs its GPU launch, every thread
 };
 
 // The case as ctest and GoogleTest name it: "mlp_2gpus_manual".
 std::string nameOf(const Case& c) {
   std::string name = fs::path(c.model).stem().string() + "_" + std::to_string(c.gpus) + "gpus" +
                      (c.spread ? "_spread" : "") + "_" + c.placement +
-                     (c.microbatches ? "_m" + std::to_string(c.microbatches) : "");
+                     (c.microbatches ? "_m" + std::to_string(c.microbatches) : "") +
+                     (c.emulate ? "_emulated" : "");
   std::replace_if(
       name.begin(), name.end(), [](char ch) { return !std::isalnum(ch); }, '_');
   return name;
@@ -72,6 +75,9 @@ std::vector<Case> cases() {
     all.push_back({model, 4, false, "pipeline", 4});
     all.push_back({model, 2, false, "pipeline"});
     all.push_back({model, 2, false, "pipeline", 3});
+    // Every generated kernel as a GPU launches it: its grid, its blocks' threads, barriers,
+    // shuffles and shared memory (issue 14's emulation), on 2 GPUs.
+    all.push_back({model, 2, true, "manual", 0, true});
   }
   return all;
 }
@@ -125,6 +131,7 @@ TEST_P(PlatformEquivalenceTest, OutputsMatchTheHostReference) {
   SimConfig config;
   config.gpus = c.gpus;
   config.memoryPerGpu = int64_t{1} << 30;
+  config.launch.emulateBlocks = c.emulate;
   SimRunReport report;
   std::map<std::string, Tensor> actual = SimExecutor(*graph, config).run(inputs, &report);
   int64_t copies = 0;

@@ -152,6 +152,8 @@ int gxcMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
         ->check(CLI::Range(1, 1000000000));
     runCommand->add_option("--report", run.reportPath, "run summary as JSON");
     runCommand->add_option("--trace", run.tracePath, "Chrome trace of every stream (JSON)");
+    runCommand->add_flag("--emulate-gpu-blocks", run.emulateGpuBlocks,
+                         "run each generated kernel's GPU launch, every thread (cpu, sim)");
 
     CompileOptions compile;
     std::string emit = "ir", outPath;

@@ -122,8 +122,8 @@ struct PlatformRun {
 
 // The `cpu` platform: the host executor, wall-clock times.
 PlatformRun runOnHost(const Graph& graph, const std::map<std::string, Tensor>& inputs,
-                      int iterations) {
-  HostExecutor executor(graph);
+                      int iterations, HostLaunchMode launch) {
+  HostExecutor executor(graph, launch);
   HostRunStats stats;
   PlatformRun run;
   {
@@ -145,8 +145,9 @@ PlatformRun runOnHost(const Graph& graph, const std::map<std::string, Tensor>& i
 
 // The `sim` platform: virtual GPUs, simulated times, a trace of every stream.
 PlatformRun runOnSim(const CompiledModel& compiled, const std::map<std::string, Tensor>& inputs,
-                     int iterations) {
+                     int iterations, HostLaunchMode launch) {
   SimConfig config = simConfigOf(compiled);
+  config.launch = launch;
   SimExecutor executor(*compiled.graph, config);
   SimRunReport report;
   PlatformRun run;
@@ -294,14 +295,20 @@ int runModel(const RunOptions& options, std::ostream& out, std::ostream& err) {
     usageError("--trace: the host platform records no trace; run on GPUs (--sim-gpus N)");
   if (!options.tracePath.empty() && realGpus)
     usageError("--trace: real GPUs record no trace yet; --sim-gpus N traces the same plan");
+  if (options.emulateGpuBlocks && realGpus)
+    usageError(
+        "--emulate-gpu-blocks: real GPUs run their blocks themselves; it emulates them "
+        "on --devices cpu and --sim-gpus N");
+  HostLaunchMode launch;
+  launch.emulateBlocks = options.emulateGpuBlocks;
   std::map<std::string, Tensor> inputs = bindInputs(compiled, files);
   PlatformRun run;
   if (compiled.devices.hostOnly())
-    run = runOnHost(graph, inputs, options.iterations);
+    run = runOnHost(graph, inputs, options.iterations, launch);
   else if (realGpus)
     run = runOnCuda(compiled, inputs, arch, options.iterations, err);
   else
-    run = runOnSim(compiled, inputs, options.iterations);
+    run = runOnSim(compiled, inputs, options.iterations, launch);
 
   std::vector<std::pair<std::string, std::string>> staged;
   if (!options.outputDir.empty()) {

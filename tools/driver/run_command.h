@@ -22,6 +22,8 @@ struct RunOptions {
   int iterations = 0;  // 0: one plain run; N: one warm-up, then N timed runs
   std::string reportPath;
   std::string tracePath;
+  // --emulate-gpu-blocks: generated kernels run every thread of their GPU launch (cpu, sim).
+  bool emulateGpuBlocks = false;
 };
 
 // The virtual GPUs a compiled model runs on: its --sim-gpus, its devices' order, the cost

@@ -1,0 +1,193 @@
+// Generated kernels run as a GPU launches them, every thread of each block emulated on the host
+// (HostLaunchMode::emulateBlocks, codegen/gxc_kernel_emulation.h): the GPU code paths that the
+// host's blockDim = 1 never takes (block and warp reductions through shuffles and shared
+// memory, __syncthreads, loops strided by blockDim). Every case of tests/fixtures/ops.json, in
+// one graph as generated_kernel_fixtures_test.cpp builds them, at 32, 128, 256 and 1024
+// threads per block, against the reference interpreter; and kernels with planted faults that a
+// GPU would not run, each reported with its block, thread and line.
+#include <cmath>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "codegen/host_kernel_library.h"
+#include "runtime/host/host_generated_kernels.h"
+#include "runtime/reference/reference_ops.h"
+#include "tests/unit/op_fixture_graph.h"
+#include "tests/unit/op_fixtures.h"
+
+namespace gxc {
+namespace {
+
+using fixtures::allOpCases;
+using fixtures::OpCase;
+
+constexpr int64_t kBlockSizes[] = {32, 128, 256, 1024};
+
+struct EmulatedGraph : fixtures::OpFixtureGraph {
+  std::map<int64_t, std::unique_ptr<HostGeneratedKernels>> kernels;  // by threads per block
+};
+
+const EmulatedGraph& emulatedGraph() {
+  static const EmulatedGraph built = [] {
+    EmulatedGraph g{fixtures::buildOpFixtureGraph({Device::cpu()}), {}};
+    for (int64_t block : kBlockSizes)
+      g.kernels[block] = std::make_unique<HostGeneratedKernels>(
+          *g.graph, KernelCache::fromEnvironment(), HostLaunchMode{true, block});
+    return g;
+  }();
+  return built;
+}
+
+void expectClose(const Tensor& got, const Tensor& want, const std::string& what) {
+  ASSERT_EQ(got.dtype(), want.dtype());
+  ASSERT_EQ(got.shape(), want.shape());
+  double tolerance = want.dtype() == DType::F32 ? 1e-5 : 1e-2;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    if (isInteger(want.dtype()) || want.dtype() == DType::Bool) {
+      ASSERT_EQ(got.loadInt(i), want.loadInt(i)) << what << "element " << i;
+      continue;
+    }
+    double expected = want.loadDouble(i);
+    if (std::isnan(expected)) {
+      ASSERT_TRUE(std::isnan(got.loadDouble(i))) << what << "element " << i << " is not NaN";
+      continue;
+    }
+    if (std::isinf(expected)) {
+      ASSERT_EQ(got.loadDouble(i), expected) << what << "element " << i;
+      continue;
+    }
+    ASSERT_NEAR(got.loadDouble(i), expected, tolerance * std::max(1.0, std::abs(expected)))
+        << what << "element " << i;
+  }
+}
+
+class EmulatedLaunchFixtureTest : public testing::TestWithParam<OpCase> {};
+
+TEST_P(EmulatedLaunchFixtureTest, EveryBlockSizeMatchesTheReference) {
+  const OpCase& c = GetParam();
+  const EmulatedGraph& g = emulatedGraph();
+  auto found = g.opOf.find(c.name);
+  ASSERT_NE(found, g.opOf.end());
+  const Op* op = found->second;
+  if (op->kind == OpKind::To) return;  // lowered away: nothing runs
+  const KernelSteps& steps = g.kernels.begin()->second->steps();
+  const KernelStep* step = steps.stepOfRoot(op);
+  ASSERT_NE(step, nullptr);
+  // GEMMs are cuBLAS's on a GPU and views run nothing: no generated kernel to emulate.
+  if (step->kind != StepKind::Generated && step->kind != StepKind::Conv) return;
+  std::vector<ConstTensorView> inputs;
+  for (const Value* value : step->inputs) inputs.push_back(g.inputs.at(value->name).view());
+  std::vector<const Tensor*> operands;
+  for (const Value* value : op->operands) operands.push_back(&g.inputs.at(value->name));
+  Tensor want = evaluateReferenceOp(*op, operands);
+  const TensorType& type = op->result->type;
+  for (int64_t block : kBlockSizes) {
+    Tensor got(type.dtype, type.shape);
+    g.kernels.at(block)->run(*step, inputs, got.view());
+    expectClose(got, want, std::to_string(block) + " threads per block: ");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, EmulatedLaunchFixtureTest, testing::ValuesIn(allOpCases()),
+                         [](const testing::TestParamInfo<OpCase>& info) {
+                           return info.param.name;
+                         });
+
+// A hand-written kernel source (gxc_kernel.h's ABI), built to emulate GPU blocks.
+class PlantedFault {
+ public:
+  explicit PlantedFault(const std::string& body)
+      : library_(
+            "#include \"gxc_kernel.h\"\n"
+            "extern \"C\" __global__ void planted(GxcArgs args) {\n" +
+                body + "}\n",
+            cache_, true) {}
+
+  // The launch's report over `values` (in and out in place), empty when it ran.
+  std::string launch(std::vector<float>& values, int64_t grid, int64_t block) {
+    HostKernelArgs args;
+    args.p[0] = values.data();
+    return library_.emulatedLaunch(library_.kernel("planted"), args, grid, block);
+  }
+
+ private:
+  KernelCache cache_ = KernelCache::fromEnvironment();
+  HostKernelLibrary library_;
+};
+
+// The block's sum through gxc_block_sum: warp shuffles, then shared memory; a correct kernel
+// runs, and gives what a GPU gives.
+TEST(EmulatedLaunchTest, BlockReductionSumsEveryThreadsValue) {
+  PlantedFault kernel(
+      "  float* out = (float*)args.p[0];\n"
+      "  double total = gxc_block_sum((double)out[blockIdx.x * blockDim.x + threadIdx.x]);\n"
+      "  __syncthreads();\n"
+      "  if (threadIdx.x == 0) out[blockIdx.x * blockDim.x] = (float)total;\n");
+  std::vector<float> values(3 * 256);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 7);
+  std::vector<float> sums(3, 0.0f);
+  for (size_t i = 0; i < values.size(); ++i) sums[i / 256] += values[i];
+  EXPECT_EQ(kernel.launch(values, 3, 256), "");
+  for (int b = 0; b < 3; ++b) EXPECT_EQ(values[b * 256], sums[b]) << "block " << b;
+}
+
+// A lane beyond the warp: a block of 48 threads has a second warp of 16 lanes, and a
+// full-mask shuffle there names lanes 48 to 63, which do not exist.
+TEST(EmulatedLaunchTest, CatchesAShuffleReadingALaneBeyondTheBlock) {
+  PlantedFault kernel(
+      "  float* out = (float*)args.p[0];\n"
+      "  out[threadIdx.x] = __shfl_xor_sync(0xffffffffu, out[threadIdx.x], 16);\n");
+  std::vector<float> values(48, 1.0f);
+  EXPECT_EQ(kernel.launch(values, 1, 48),
+            "block 0: thread 32: the shuffle at kernels.cpp:4 names lane 16 in its mask "
+            "(0xffffffff), but thread 48 does not exist (the block has 48 threads)");
+}
+
+// A shuffle's source lane that the mask leaves out (lanes 0-15 only; lane 15 + 8 is not).
+TEST(EmulatedLaunchTest, CatchesAShuffleReadingALaneItsMaskLeavesOut) {
+  PlantedFault kernel(
+      "  float* out = (float*)args.p[0];\n"
+      "  if (threadIdx.x < 16) out[threadIdx.x] = __shfl_down_sync(0xffffu, out[threadIdx.x], "
+      "8);\n");
+  std::vector<float> values(32, 1.0f);
+  EXPECT_EQ(kernel.launch(values, 1, 32),
+            "block 0: thread 8 reads lane 16 at the shuffle at kernels.cpp:4, which its mask "
+            "(0x0000ffff) leaves out");
+}
+
+// A barrier in a branch that not every thread takes.
+TEST(EmulatedLaunchTest, CatchesABarrierInADivergentBranch) {
+  PlantedFault kernel(
+      "  float* out = (float*)args.p[0];\n"
+      "  if (threadIdx.x < 40) {\n"
+      "    __syncthreads();\n"
+      "  }\n"
+      "  out[threadIdx.x] = 2.0f;\n");
+  std::vector<float> values(64, 1.0f);
+  EXPECT_EQ(kernel.launch(values, 2, 64),
+            "block 0: thread 0 waits at the __syncthreads at kernels.cpp:5, which thread 40 "
+            "never reaches: it has exited (a barrier in a branch that not every thread takes)");
+}
+
+// Two barriers that the threads of one block reach apart.
+TEST(EmulatedLaunchTest, CatchesThreadsWaitingAtDifferentBarriers) {
+  PlantedFault kernel(
+      "  float* out = (float*)args.p[0];\n"
+      "  if (threadIdx.x % 2 == 0) {\n"
+      "    __syncthreads();\n"
+      "  } else {\n"
+      "    __syncthreads();\n"
+      "  }\n"
+      "  out[threadIdx.x] = 2.0f;\n");
+  std::vector<float> values(32, 1.0f);
+  EXPECT_EQ(kernel.launch(values, 1, 32),
+            "block 0: thread 0 waits at the __syncthreads at kernels.cpp:5 and thread 1 at the "
+            "__syncthreads at kernels.cpp:7: they never meet");
+}
+
+}  // namespace
+}  // namespace gxc
