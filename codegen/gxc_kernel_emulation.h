@@ -11,7 +11,8 @@
 // a time. What a GPU would not run is reported, naming the block, the thread and the source
 // line, and the launch stops: a barrier that some thread of the block never reaches (it exited,
 // or waits at another), a shuffle whose mask names a lane that does not exist or has exited,
-// lanes that meet at different shuffles. One launch at a time per loaded library.
+// lanes that meet at different shuffles, an array of known size (a `__shared__` one) indexed
+// out of its bounds. One launch at a time per loaded library.
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -129,6 +130,41 @@ GXC_FN T gxc_emu_shfl(int kind, unsigned mask, T value, int arg, const char* sit
 static void gxc_emu_fail(const char* text) {
   snprintf(gxc_emu.error, sizeof gxc_emu.error, "block %u: %s", blockIdx.x, text);
   gxc_emu.failed = 1;
+}
+
+// The compiler's bounds checks (-fsanitize=bounds, with no sanitizer runtime linked: these are
+// its handlers, by the ABI of UBSan's): an array of known size, a `__shared__` one above all,
+// indexed out of its bounds. The launch stops there, naming the thread, the index and the line.
+struct GxcBoundsLocation {
+  const char* file;
+  unsigned line, column;
+};
+struct GxcBoundsType {
+  unsigned short kind, info;  // info: bit 0 signed, the rest log2 of the width in bits
+  char name[1];
+};
+struct GxcBoundsData {
+  GxcBoundsLocation location;
+  const GxcBoundsType* array;
+  const GxcBoundsType* index;
+};
+
+extern "C" void __ubsan_handle_out_of_bounds(void* data, void* index) {
+  const GxcBoundsData* bounds = (const GxcBoundsData*)data;
+  unsigned width = 1u << (bounds->index->info >> 1);
+  unsigned long long raw = (unsigned long long)index;
+  long long value = (long long)raw;
+  if ((bounds->index->info & 1u) && width < 64 && (raw >> (width - 1) & 1ull))
+    value = (long long)(raw | ~((1ull << width) - 1));  // sign-extended
+  char text[512];
+  snprintf(text, sizeof text, "thread %u: index %lld is out of the bounds of %s at %s:%u:%u",
+           threadIdx.x, value, bounds->array->name, gxc_emu_where(bounds->location.file),
+           bounds->location.line, bounds->location.column);
+  gxc_emu_fail(text);
+  gxc_emu_yield();  // never resumed: the launch ends
+}
+extern "C" void __ubsan_handle_out_of_bounds_abort(void* data, void* index) {
+  __ubsan_handle_out_of_bounds(data, index);
 }
 
 extern "C" void gxc_emu_trampoline() {

@@ -121,21 +121,36 @@ std::string firstErrorLine(const std::string& output) {
   return first.empty() ? "no output" : first;
 }
 
-std::string compileSharedObject(const std::string& text, const std::string& compiler,
-                                const std::vector<std::string>& flags) {
-  ScratchDir scratch;
-  writeFile(scratch.path() / "gxc_kernel.h", kernelHeaderText());
-  writeFile(scratch.path() / "kernels.cpp", text);
-  std::vector<std::string> argv{compiler};
-  for (const std::string& flag : flags) argv.push_back(flag);
-  argv.insert(argv.end(),
-              {"-I", scratch.path().string(), "-o", (scratch.path() / "kernels.so").string(),
-               (scratch.path() / "kernels.cpp").string()});
-  Finished run = runProcess(argv, scratch.path() / "compiler.txt");
+void runCompiler(std::vector<std::string> argv, const fs::path& scratch) {
+  Finished run = runProcess(argv, scratch / "compiler.txt");
   if (run.status != 0)
     runtimeError({}, "the host compiler failed on the generated kernels: {}",
                  firstErrorLine(run.output));
-  return readFile(scratch.path() / "kernels.so");
+}
+
+// `flags` build and link; `compileOnly` (the emulation's checks) only compile, in a step of its
+// own, so that no sanitizer runtime is linked in: the header defines the handlers it calls.
+std::string compileSharedObject(const std::string& text, const std::string& compiler,
+                                const std::vector<std::string>& flags,
+                                const std::vector<std::string>& compileOnly) {
+  ScratchDir scratch;
+  writeFile(scratch.path() / "gxc_kernel.h", kernelHeaderText());
+  writeFile(scratch.path() / "kernels.cpp", text);
+  std::string source = (scratch.path() / "kernels.cpp").string();
+  std::string object = (scratch.path() / "kernels.so").string();
+  std::vector<std::string> argv{compiler};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  if (!compileOnly.empty()) {
+    std::vector<std::string> compile = argv;
+    compile.insert(compile.end(), compileOnly.begin(), compileOnly.end());
+    std::string unit = (scratch.path() / "kernels.o").string();
+    compile.insert(compile.end(), {"-c", "-I", scratch.path().string(), "-o", unit, source});
+    runCompiler(compile, scratch.path());
+    source = unit;
+  }
+  argv.insert(argv.end(), {"-I", scratch.path().string(), "-o", object, source});
+  runCompiler(argv, scratch.path());
+  return readFile(object);
 }
 
 }  // namespace
@@ -157,9 +172,13 @@ HostKernelLibrary::HostKernelLibrary(const std::string& text, KernelCache& cache
                                      bool emulateBlocks) {
   std::string compiler = hostCompiler();
   std::vector<std::string> flags = hostCompilerFlags();
-  if (emulateBlocks) flags.push_back("-DGXC_EMULATE_BLOCKS");
+  std::vector<std::string> compileOnly;
+  // Emulating GPU blocks, the compiler's bounds checks report a shared array indexed out of
+  // its bounds (gxc_kernel_emulation.h handles them).
+  if (emulateBlocks) compileOnly = {"-DGXC_EMULATE_BLOCKS", "-fsanitize=bounds"};
   std::string flagText;
   for (const std::string& flag : flags) flagText += flag + " ";
+  for (const std::string& flag : compileOnly) flagText += flag + " ";
   std::vector<std::string> key{text, std::string(kernelHeaderText()), compiler,
                                compilerVersion(compiler), flagText};
   std::string object = cache.getOrBuild("host-so", key, [&] {
@@ -167,7 +186,7 @@ HostKernelLibrary::HostKernelLibrary(const std::string& text, KernelCache& cache
         fmt::format("compiling {} generated kernels for the host{}", definedKernelCount(text),
                     emulateBlocks ? ", emulating GPU blocks" : ""),
         0);
-    return compileSharedObject(text, compiler, flags);
+    return compileSharedObject(text, compiler, flags, compileOnly);
   });
   // dlopen needs a file: a private one, unlinked as soon as it is mapped.
   ScratchDir scratch;

@@ -4,7 +4,8 @@
 // memory, __syncthreads, loops strided by blockDim). Every case of tests/fixtures/ops.json, in
 // one graph as generated_kernel_fixtures_test.cpp builds them, at 32, 128, 256 and 1024
 // threads per block, against the reference interpreter; and kernels with planted faults that a
-// GPU would not run, each reported with its block, thread and line.
+// GPU would not run (a lane beyond the warp, a barrier in a divergent branch, a write past a
+// shared buffer), each reported with its block, thread and line.
 #include <cmath>
 #include <map>
 #include <memory>
@@ -171,6 +172,20 @@ TEST(EmulatedLaunchTest, CatchesABarrierInADivergentBranch) {
   EXPECT_EQ(kernel.launch(values, 2, 64),
             "block 0: thread 0 waits at the __syncthreads at kernels.cpp:5, which thread 40 "
             "never reaches: it has exited (a barrier in a branch that not every thread takes)");
+}
+
+// A write past a shared buffer: 64 threads, 32 words.
+TEST(EmulatedLaunchTest, CatchesAWritePastASharedBuffer) {
+  PlantedFault kernel(
+      "  float* out = (float*)args.p[0];\n"
+      "  __shared__ float words[32];\n"
+      "  words[threadIdx.x] = out[threadIdx.x];\n"
+      "  __syncthreads();\n"
+      "  out[threadIdx.x] = words[threadIdx.x % 32];\n");
+  std::vector<float> values(64, 1.0f);
+  EXPECT_EQ(
+      kernel.launch(values, 1, 64),
+      "block 0: thread 32: index 32 is out of the bounds of 'float [32]' at kernels.cpp:5:20");
 }
 
 // Two barriers that the threads of one block reach apart.
