@@ -12,7 +12,9 @@
 // line, and the launch stops: a barrier that some thread of the block never reaches (it exited,
 // or waits at another), a shuffle whose mask names a lane that does not exist or has exited,
 // lanes that meet at different shuffles, an array of known size (a `__shared__` one) indexed
-// out of its bounds. One launch at a time per loaded library.
+// out of its bounds; and, by the memory checks of the fourth part (gxc_kernel_memcheck.h), a
+// race on shared memory or a global access outside the launch's tensors. One launch at a time
+// per loaded library.
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -24,8 +26,11 @@
 #define __global__
 #define __device__
 #define __forceinline__ inline
-#define __shared__ static
+// Every `__shared__` variable in one section: the memory checks know them by their address.
+#define __shared__ static __attribute__((section("gxc_shared")))
 #define GXC_FN static inline
+// The emulator's own code, which the memory checks' instrumentation must not watch.
+#define GXC_EMU_FN __attribute__((no_sanitize_thread))
 
 struct gxc_dim3 {
   unsigned x, y, z;
@@ -74,6 +79,7 @@ struct GxcEmulator {
   unsigned current;
   void (*kernel)(GxcArgs);
   GxcArgs args;
+  unsigned epoch;  // counts the block's barriers: what two threads do in one epoch races
   int failed;
   char error[1024];
 };
@@ -83,23 +89,23 @@ static pthread_mutex_t gxc_emu_lock = PTHREAD_MUTEX_INITIALIZER;
 static const size_t gxc_emu_stack_bytes = 256 * 1024;
 
 // "FILE:LINE" without the directory, which is a temporary one.
-static const char* gxc_emu_where(const char* site) {
+GXC_EMU_FN static const char* gxc_emu_where(const char* site) {
   const char* slash = strrchr(site, '/');
   return slash ? slash + 1 : site;
 }
 
-static void gxc_emu_yield() {
+GXC_EMU_FN static void gxc_emu_yield() {
   swapcontext(&gxc_emu.fibers[gxc_emu.current].context, &gxc_emu.scheduler);
 }
 
-extern "C" void gxc_emu_syncthreads(const char* site) {
+extern "C" GXC_EMU_FN void gxc_emu_syncthreads(const char* site) {
   GxcFiber& self = gxc_emu.fibers[gxc_emu.current];
   self.state = GXC_EMU_AT_BARRIER;
   self.site = site;
   gxc_emu_yield();
 }
 
-extern "C" unsigned long long gxc_emu_shuffle(int kind, unsigned mask, unsigned long long value,
+extern "C" GXC_EMU_FN unsigned long long gxc_emu_shuffle(int kind, unsigned mask, unsigned long long value,
                                               int arg, const char* site) {
   GxcFiber& self = gxc_emu.fibers[gxc_emu.current];
   self.state = GXC_EMU_AT_SHUFFLE;
@@ -127,7 +133,7 @@ GXC_FN T gxc_emu_shfl(int kind, unsigned mask, T value, int arg, const char* sit
 #define __shfl_xor_sync(mask, v, offset) gxc_emu_shfl(GXC_SHFL_XOR, mask, v, offset, GXC_SITE)
 #define __shfl_sync(mask, v, lane) gxc_emu_shfl(GXC_SHFL_IDX, mask, v, lane, GXC_SITE)
 
-static void gxc_emu_fail(const char* text) {
+GXC_EMU_FN static void gxc_emu_fail(const char* text) {
   snprintf(gxc_emu.error, sizeof gxc_emu.error, "block %u: %s", blockIdx.x, text);
   gxc_emu.failed = 1;
 }
@@ -149,7 +155,7 @@ struct GxcBoundsData {
   const GxcBoundsType* index;
 };
 
-extern "C" void __ubsan_handle_out_of_bounds(void* data, void* index) {
+extern "C" GXC_EMU_FN void __ubsan_handle_out_of_bounds(void* data, void* index) {
   const GxcBoundsData* bounds = (const GxcBoundsData*)data;
   unsigned width = 1u << (bounds->index->info >> 1);
   unsigned long long raw = (unsigned long long)index;
@@ -163,18 +169,18 @@ extern "C" void __ubsan_handle_out_of_bounds(void* data, void* index) {
   gxc_emu_fail(text);
   gxc_emu_yield();  // never resumed: the launch ends
 }
-extern "C" void __ubsan_handle_out_of_bounds_abort(void* data, void* index) {
+extern "C" GXC_EMU_FN void __ubsan_handle_out_of_bounds_abort(void* data, void* index) {
   __ubsan_handle_out_of_bounds(data, index);
 }
 
-extern "C" void gxc_emu_trampoline() {
+extern "C" GXC_EMU_FN void gxc_emu_trampoline() {
   gxc_emu.kernel(gxc_emu.args);
   gxc_emu.fibers[gxc_emu.current].state = GXC_EMU_DONE;  // uc_link resumes the scheduler
 }
 
 // The lanes one warp's shuffle exchanges, once every lane its mask names waits there.
 // Returns 1 if it released the warp, 0 if some lane is not there yet, -1 on an error.
-static int gxc_emu_resolve_warp(unsigned warp, unsigned block) {
+GXC_EMU_FN static int gxc_emu_resolve_warp(unsigned warp, unsigned block) {
   GxcFiber* f = gxc_emu.fibers;
   unsigned first = warp * 32, end = first + 32 < block ? first + 32 : block;
   unsigned leader = first;
@@ -233,7 +239,7 @@ static int gxc_emu_resolve_warp(unsigned warp, unsigned block) {
 }
 
 // Runs the block's threads until all have returned; 0, or -1 with gxc_emu.error.
-static int gxc_emu_run_block(unsigned block) {
+GXC_EMU_FN static int gxc_emu_run_block(unsigned block) {
   GxcFiber* f = gxc_emu.fibers;
   char text[512];
   for (;;) {
@@ -287,14 +293,20 @@ static int gxc_emu_run_block(unsigned block) {
       gxc_emu_fail("a shuffle that no warp can complete");
       return -1;
     }
+    ++gxc_emu.epoch;  // what threads did before the barrier no longer races with what follows
     for (unsigned t = 0; t < block; ++t) f[t].state = GXC_EMU_READY;
   }
 }
 
-// Runs `kernel` as a GPU launch of `grid` blocks of `block` threads, one block at a time.
-// Returns 0, or 1 with one line in `error`.
-extern "C" int gxc_emulated_launch(void (*kernel)(GxcArgs), GxcArgs args, unsigned grid,
-                                   unsigned block, char* error, unsigned long errorBytes) {
+#include "gxc_kernel_memcheck.h"
+
+// Runs `kernel` as a GPU launch of `grid` blocks of `block` threads, one block at a time, its
+// global accesses held to `buffers` ((start, bytes) pairs, `count` of them: the output first,
+// then the inputs). Returns 0, or 1 with one line in `error`.
+extern "C" GXC_EMU_FN int gxc_emulated_launch(void (*kernel)(GxcArgs), GxcArgs args, unsigned grid,
+                                              unsigned block, const unsigned long long* buffers,
+                                              unsigned count, char* error,
+                                              unsigned long errorBytes) {
   pthread_mutex_lock(&gxc_emu_lock);
   if (block > gxc_emu.capacity) {
     if (gxc_emu.stacks) munmap(gxc_emu.stacks, gxc_emu.capacity * gxc_emu_stack_bytes);
@@ -318,8 +330,10 @@ extern "C" int gxc_emulated_launch(void (*kernel)(GxcArgs), GxcArgs args, unsign
   gridDim.x = grid;
   blockDim.x = block;
   int status = 0;
+  gxc_check_begin(buffers, count);
   for (unsigned b = 0; b < grid && status == 0; ++b) {
     blockIdx.x = b;
+    ++gxc_emu.epoch;  // a new block: its shared memory is its own
     for (unsigned t = 0; t < block; ++t) {
       GxcFiber& fiber = gxc_emu.fibers[t];
       getcontext(&fiber.context);
@@ -331,6 +345,7 @@ extern "C" int gxc_emulated_launch(void (*kernel)(GxcArgs), GxcArgs args, unsign
     }
     status = gxc_emu_run_block(block);
   }
+  gxc_check.running = 0;
   if (status != 0) snprintf(error, errorBytes, "%s", gxc_emu.error);
   pthread_mutex_unlock(&gxc_emu_lock);
   return status != 0;

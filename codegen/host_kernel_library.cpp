@@ -174,8 +174,10 @@ HostKernelLibrary::HostKernelLibrary(const std::string& text, KernelCache& cache
   std::vector<std::string> flags = hostCompilerFlags();
   std::vector<std::string> compileOnly;
   // Emulating GPU blocks, the compiler's bounds checks report a shared array indexed out of
-  // its bounds (gxc_kernel_emulation.h handles them).
-  if (emulateBlocks) compileOnly = {"-DGXC_EMULATE_BLOCKS", "-fsanitize=bounds"};
+  // its bounds, and its thread-sanitizer instrumentation calls the memory checks before every
+  // load and store (gxc_kernel_emulation.h and gxc_kernel_memcheck.h are their handlers).
+  if (emulateBlocks)
+    compileOnly = {"-DGXC_EMULATE_BLOCKS", "-fsanitize=bounds", "-fsanitize=thread"};
   std::string flagText;
   for (const std::string& flag : flags) flagText += flag + " ";
   for (const std::string& flag : compileOnly) flagText += flag + " ";
@@ -220,14 +222,21 @@ void HostKernelLibrary::launch(Kernel kernel, const HostKernelArgs& args, int64_
   launch_(kernel, args, static_cast<unsigned>(grid));
 }
 
-std::string HostKernelLibrary::emulatedLaunch(Kernel kernel, const HostKernelArgs& args,
-                                              int64_t grid, int64_t block) const {
+std::string HostKernelLibrary::emulatedLaunch(
+    Kernel kernel, const HostKernelArgs& args, int64_t grid, int64_t block,
+    const std::vector<std::pair<const void*, int64_t>>& buffers) const {
   GXC_CHECK(emulatedLaunch_, "an emulated launch through a library that does not emulate");
   GXC_CHECK(grid >= 1 && grid <= 0xffffffffll && block >= 1 && block <= 1024,
             "an emulated launch of {} blocks of {} threads", grid, block);
+  std::vector<unsigned long long> ranges;
+  for (const auto& [start, bytes] : buffers) {
+    ranges.push_back(reinterpret_cast<uintptr_t>(start));
+    ranges.push_back(static_cast<unsigned long long>(bytes));
+  }
   char error[1024] = {};
   if (emulatedLaunch_(kernel, args, static_cast<unsigned>(grid), static_cast<unsigned>(block),
-                      error, sizeof error) == 0)
+                      ranges.data(), static_cast<unsigned>(buffers.size()), error,
+                      sizeof error) == 0)
     return {};
   return error;
 }

@@ -28,8 +28,9 @@ class HostKernelLibrary {
   using Kernel = void (*)(HostKernelArgs);
 
   // Builds (or finds in `cache`) and loads the shared object of `text`. With `emulateBlocks`
-  // it is built with GXC_EMULATE_BLOCKS: launches run every thread of each block, as a GPU
-  // does (gxc_kernel_emulation.h), through emulatedLaunch only.
+  // it is built with GXC_EMULATE_BLOCKS and the compiler's bounds and memory-access
+  // instrumentation: launches run every thread of each block, as a GPU does, and check what
+  // they touch (gxc_kernel_emulation.h), through emulatedLaunch only.
   HostKernelLibrary(const std::string& text, KernelCache& cache, bool emulateBlocks = false);
   HostKernelLibrary(const HostKernelLibrary&) = delete;
   HostKernelLibrary& operator=(const HostKernelLibrary&) = delete;
@@ -38,17 +39,18 @@ class HostKernelLibrary {
   Kernel kernel(const std::string& name) const;  // a gxc bug if absent
   // Runs every block of the grid, blockDim 1, on the calling thread.
   void launch(Kernel kernel, const HostKernelArgs& args, int64_t grid) const;
-  // An emulating library's launch of `grid` blocks of `block` threads: empty, or what the
-  // GPU would not have run (one line naming the block, the thread and the source line).
-  std::string emulatedLaunch(Kernel kernel, const HostKernelArgs& args, int64_t grid,
-                             int64_t block) const;
+  // An emulating library's launch of `grid` blocks of `block` threads, whose global accesses
+  // must fall in `buffers` (each tensor's start and bytes: the output's, then the inputs'):
+  // empty, or what a GPU would not have run (one line naming the block and the thread).
+  std::string emulatedLaunch(Kernel kernel, const HostKernelArgs& args, int64_t grid, int64_t block,
+                             const std::vector<std::pair<const void*, int64_t>>& buffers) const;
   bool emulatesBlocks() const { return emulatedLaunch_ != nullptr; }
 
  private:
   void* handle_ = nullptr;
   void (*launch_)(Kernel, HostKernelArgs, unsigned) = nullptr;
-  int (*emulatedLaunch_)(Kernel, HostKernelArgs, unsigned, unsigned, char*,
-                         unsigned long) = nullptr;
+  int (*emulatedLaunch_)(Kernel, HostKernelArgs, unsigned, unsigned, const unsigned long long*,
+                         unsigned, char*, unsigned long) = nullptr;
 };
 
 // The compiler and flags a host build uses: $GXC_HOST_CXX or the build's compiler.

@@ -97,7 +97,12 @@ void HostGeneratedKernels::launch(const Loaded& loaded, const TensorView& output
   }
   const LaunchShape& gpu = loaded.kernel->gpu;
   int64_t block = mode_.block > 0 ? mode_.block : gpu.block;
-  std::string error = library_->emulatedLaunch(loaded.function, args, gpu.grid, block);
+  std::vector<std::pair<const void*, int64_t>> buffers{{output.data(), output.nbytes()}};
+  for (const Value* input : loaded.kernel->inputs) {
+    const ConstTensorView& tensor = tensors.at(input);
+    buffers.push_back({tensor.data(), tensor.nbytes()});
+  }
+  std::string error = library_->emulatedLaunch(loaded.function, args, gpu.grid, block, buffers);
   if (!error.empty()) {
     const Op& root = *loaded.kernel->ops.back();
     runtimeError(root.loc, "layer '{}': kernel {} ({} blocks of {} threads, emulated): {}",

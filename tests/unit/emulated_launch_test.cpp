@@ -5,7 +5,8 @@
 // one graph as generated_kernel_fixtures_test.cpp builds them, at 32, 128, 256 and 1024
 // threads per block, against the reference interpreter; and kernels with planted faults that a
 // GPU would not run (a lane beyond the warp, a barrier in a divergent branch, a write past a
-// shared buffer), each reported with its block, thread and line.
+// shared buffer, a shared-memory reduction missing its barrier, a write past a tensor), each
+// reported with its block and thread (and the line, where the fault has one).
 #include <cmath>
 #include <map>
 #include <memory>
@@ -112,7 +113,9 @@ class PlantedFault {
   std::string launch(std::vector<float>& values, int64_t grid, int64_t block) {
     HostKernelArgs args;
     args.p[0] = values.data();
-    return library_.emulatedLaunch(library_.kernel("planted"), args, grid, block);
+    return library_.emulatedLaunch(
+        library_.kernel("planted"), args, grid, block,
+        {{values.data(), static_cast<int64_t>(values.size() * sizeof(float))}});
   }
 
  private:
@@ -186,6 +189,53 @@ TEST(EmulatedLaunchTest, CatchesAWritePastASharedBuffer) {
   EXPECT_EQ(
       kernel.launch(values, 1, 64),
       "block 0: thread 32: index 32 is out of the bounds of 'float [32]' at kernels.cpp:5:20");
+}
+
+// A shared-memory reduction without its barrier: thread 0 sums the partials the others write,
+// in the same barrier epoch.
+TEST(EmulatedLaunchTest, CatchesAReductionMissingItsBarrier) {
+  PlantedFault kernel(
+      "  float* out = (float*)args.p[0];\n"
+      "  __shared__ float partial[64];\n"
+      "  partial[threadIdx.x] = out[threadIdx.x];\n"
+      "  if (threadIdx.x == 0) {\n"
+      "    float total = 0;\n"
+      "    for (unsigned i = 0; i < blockDim.x; ++i) total += partial[i];\n"
+      "    out[0] = total;\n"
+      "  }\n");
+  std::vector<float> values(64, 1.0f);
+  EXPECT_EQ(kernel.launch(values, 1, 64),
+            "block 0: threads 0 and 1 race on shared memory at byte 4: thread 1 writes it after "
+            "thread 0 read it, with no __syncthreads between");
+  // With the barrier, it runs.
+  PlantedFault fixed(
+      "  float* out = (float*)args.p[0];\n"
+      "  __shared__ float partial[64];\n"
+      "  partial[threadIdx.x] = out[threadIdx.x];\n"
+      "  __syncthreads();\n"
+      "  if (threadIdx.x == 0) {\n"
+      "    float total = 0;\n"
+      "    for (unsigned i = 0; i < blockDim.x; ++i) total += partial[i];\n"
+      "    out[0] = total;\n"
+      "  }\n");
+  EXPECT_EQ(fixed.launch(values, 1, 64), "");
+  EXPECT_EQ(values[0], 64.0f);
+}
+
+// A grid-stride loop that runs one element past its tensor.
+TEST(EmulatedLaunchTest, CatchesAGlobalWritePastTheOutput) {
+  PlantedFault kernel(
+      "  float* out = (float*)args.p[0];\n"
+      "  for (gxc_i64 i = blockIdx.x * blockDim.x + threadIdx.x; i <= 100;\n"
+      "       i += blockDim.x * gridDim.x)\n"
+      "    out[i] = 1.0f;\n");
+  std::vector<float> values(100, 0.0f);
+  std::string report = kernel.launch(values, 2, 64);
+  EXPECT_EQ(report.substr(0, report.find(" at 0x")), "block 1: thread 36 writes 4 bytes");
+  EXPECT_NE(report.find(", out of bounds: reaching 4 bytes past the end of argument 0 (400 "
+                        "bytes, the output)"),
+            std::string::npos)
+      << report;
 }
 
 // Two barriers that the threads of one block reach apart.

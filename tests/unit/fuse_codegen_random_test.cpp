@@ -455,11 +455,17 @@ TEST(FuseCodegenRandomTest, FusedKernelsOfRandomGraphsComputeTheReferencesAnswer
     std::vector<std::string> problems = verifyGraph(graph);
     ASSERT_EQ(problems, std::vector<std::string>{});
     count(graph, coverage);
-    std::map<std::string, Tensor> actual = HostExecutor(graph).run(inputs);
-    for (const auto& [name, want] : expected) {
-      const auto& [island, tolerance] = islandAndTolerance.at(name);
-      double error = normwiseError(actual.at(name), want);
-      EXPECT_LE(error, tolerance) << "output " << name << ", fused:\n" << islandText(graph, island);
+    // On the host's one thread per block, and as a GPU launches it (every thread of 128 per
+    // block emulated, with the memory checks).
+    for (HostLaunchMode launch : {HostLaunchMode{}, HostLaunchMode{true, 128}}) {
+      std::map<std::string, Tensor> actual = HostExecutor(graph, launch).run(inputs);
+      for (const auto& [name, want] : expected) {
+        const auto& [island, tolerance] = islandAndTolerance.at(name);
+        double error = normwiseError(actual.at(name), want);
+        EXPECT_LE(error, tolerance)
+            << "output " << name << (launch.emulateBlocks ? " (emulated)" : "") << ", fused:\n"
+            << islandText(graph, island);
+      }
     }
   }
   RecordProperty("kernels", coverage.kernels);

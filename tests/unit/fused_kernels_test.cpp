@@ -386,6 +386,19 @@ TEST_P(FusedKernelTest, CpuMatchesTheReference) {
   expectOutputsClose(actual, expected, GetParam().tolerance);
 }
 
+// The fused kernel as a GPU launches it, every thread of its blocks emulated: at the GPU's
+// block size, and at 32 and 1024 threads per block.
+TEST_P(FusedKernelTest, EmulatedGpuBlocksMatchTheReference) {
+  auto graph = planned(parse(GetParam().ir));
+  std::map<std::string, Tensor> inputs = inputsOf(*graph);
+  auto expected = ReferenceExecutor(*graph).run(inputs);
+  for (int64_t block : {int64_t{0}, int64_t{32}, int64_t{1024}}) {
+    SCOPED_TRACE(block);
+    auto actual = HostExecutor(*graph, HostLaunchMode{true, block}).run(inputs);
+    expectOutputsClose(actual, expected, GetParam().tolerance);
+  }
+}
+
 TEST_P(FusedKernelTest, SimMatchesTheReference) {
   auto host = parse(GetParam().ir);
   std::map<std::string, Tensor> inputs = inputsOf(*host);
@@ -463,19 +476,22 @@ TEST(CudaSourceTest, HeaderIsTheEmbeddedFiles) {
     return text.str();
   };
   std::string text = read("gxc_kernel.h");
-  for (std::string part : {"gxc_kernel_numbers.h", "gxc_kernel_emulation.h"}) {
+  for (std::string part :
+       {"gxc_kernel_numbers.h", "gxc_kernel_emulation.h", "gxc_kernel_memcheck.h"}) {
     const std::string include = "#include \"" + part + "\"\n";
     size_t at = text.find(include);
     ASSERT_NE(at, std::string::npos) << part;
     text.replace(at, include.size(), read(part));
   }
   EXPECT_EQ(kernelHeaderText(), text);
+  // The emulation part as spliced: its own include of the memory checks replaced too.
   std::string emulation = read("gxc_kernel_emulation.h");
+  const std::string memcheck = "#include \"gxc_kernel_memcheck.h\"\n";
+  emulation.replace(emulation.find(memcheck), memcheck.size(), read("gxc_kernel_memcheck.h"));
   std::string rest(kernelHeaderText());
   rest.erase(rest.find(emulation), emulation.size());
   EXPECT_EQ(rest.find("#include"), std::string::npos);
-  EXPECT_NE(text.find("#if defined(__CUDACC__) || defined(GXC_EMULATE_BLOCKS)"),
-            std::string::npos);
+  EXPECT_NE(text.find("#if defined(__CUDACC__) || defined(GXC_EMULATE_BLOCKS)"), std::string::npos);
   EXPECT_NE(
       kernelHeaderText().find("#define GXC_MAX_ARGS " + std::to_string(kMaxKernelArgs) + "\n"),
       std::string::npos);
