@@ -27,6 +27,20 @@ struct GxcArgs {
   void* p[GXC_MAX_ARGS];
 };
 
+#ifndef __CUDACC__
+// The host compilers' bit casts, where NVRTC has __float_as_uint and __uint_as_float.
+static inline unsigned gxc_float_bits(float x) {
+  unsigned bits;
+  __builtin_memcpy(&bits, &x, sizeof bits);
+  return bits;
+}
+static inline float gxc_bits_float(unsigned bits) {
+  float x;
+  __builtin_memcpy(&x, &bits, sizeof x);
+  return x;
+}
+#endif
+
 #if defined(__CUDACC__) || defined(GXC_EMULATE_BLOCKS)
 
 #ifdef __CUDACC__
@@ -225,16 +239,6 @@ static const gxc_dim3 blockDim = {1, 1, 1};
 
 GXC_FN void __syncthreads() {}
 
-GXC_FN unsigned gxc_float_bits(float x) {
-  unsigned bits;
-  __builtin_memcpy(&bits, &x, sizeof bits);
-  return bits;
-}
-GXC_FN float gxc_bits_float(unsigned bits) {
-  float x;
-  __builtin_memcpy(&x, &bits, sizeof x);
-  return x;
-}
 
 GXC_FN float gxc_max(float a, float b) { return (a > b || a != a) ? a : b; }
 GXC_FN double gxc_max(double a, double b) { return (a > b || a != a) ? a : b; }

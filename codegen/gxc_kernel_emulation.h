@@ -44,17 +44,6 @@ gxc_dim3 threadIdx = {0, 0, 0};
 gxc_dim3 blockDim = {1, 1, 1};
 }
 
-GXC_FN unsigned gxc_float_bits(float x) {
-  unsigned bits;
-  memcpy(&bits, &x, sizeof bits);
-  return bits;
-}
-GXC_FN float gxc_bits_float(unsigned bits) {
-  float x;
-  memcpy(&x, &bits, sizeof x);
-  return x;
-}
-
 #define GXC_STRINGIFY2(x) #x
 #define GXC_STRINGIFY(x) GXC_STRINGIFY2(x)
 #define GXC_SITE __FILE__ ":" GXC_STRINGIFY(__LINE__)

@@ -25,6 +25,7 @@ namespace gxc {
 namespace {
 
 using fixtures::allOpCases;
+using fixtures::expectCloseToReference;
 using fixtures::OpCase;
 
 constexpr int64_t kBlockSizes[] = {32, 128, 256, 1024};
@@ -42,29 +43,6 @@ const EmulatedGraph& emulatedGraph() {
     return g;
   }();
   return built;
-}
-
-void expectClose(const Tensor& got, const Tensor& want, const std::string& what) {
-  ASSERT_EQ(got.dtype(), want.dtype());
-  ASSERT_EQ(got.shape(), want.shape());
-  double tolerance = want.dtype() == DType::F32 ? 1e-5 : 1e-2;
-  for (int64_t i = 0; i < want.numel(); ++i) {
-    if (isInteger(want.dtype()) || want.dtype() == DType::Bool) {
-      ASSERT_EQ(got.loadInt(i), want.loadInt(i)) << what << "element " << i;
-      continue;
-    }
-    double expected = want.loadDouble(i);
-    if (std::isnan(expected)) {
-      ASSERT_TRUE(std::isnan(got.loadDouble(i))) << what << "element " << i << " is not NaN";
-      continue;
-    }
-    if (std::isinf(expected)) {
-      ASSERT_EQ(got.loadDouble(i), expected) << what << "element " << i;
-      continue;
-    }
-    ASSERT_NEAR(got.loadDouble(i), expected, tolerance * std::max(1.0, std::abs(expected)))
-        << what << "element " << i;
-  }
 }
 
 class EmulatedLaunchFixtureTest : public testing::TestWithParam<OpCase> {};
@@ -90,7 +68,7 @@ TEST_P(EmulatedLaunchFixtureTest, EveryBlockSizeMatchesTheReference) {
   for (int64_t block : kBlockSizes) {
     Tensor got(type.dtype, type.shape);
     g.kernels.at(block)->run(*step, inputs, got.view());
-    expectClose(got, want, std::to_string(block) + " threads per block: ");
+    expectCloseToReference(got, want, std::to_string(block) + " threads per block: ");
   }
 }
 

@@ -23,6 +23,7 @@ namespace gxc {
 namespace {
 
 using fixtures::allOpCases;
+using fixtures::expectCloseToReference;
 using fixtures::OpCase;
 
 struct FixtureGraph : fixtures::OpFixtureGraph {
@@ -36,29 +37,6 @@ const FixtureGraph& fixtureGraph() {
     return g;
   }();
   return built;
-}
-
-void expectClose(const Tensor& got, const Tensor& want, const std::string& what) {
-  ASSERT_EQ(got.dtype(), want.dtype());
-  ASSERT_EQ(got.shape(), want.shape());
-  double tolerance = want.dtype() == DType::F32 ? 1e-5 : 1e-2;
-  for (int64_t i = 0; i < want.numel(); ++i) {
-    if (isInteger(want.dtype()) || want.dtype() == DType::Bool) {  // exact
-      EXPECT_EQ(got.loadInt(i), want.loadInt(i)) << what << "element " << i;
-      continue;
-    }
-    double expected = want.loadDouble(i);
-    if (std::isnan(expected)) {
-      EXPECT_TRUE(std::isnan(got.loadDouble(i))) << what << "element " << i << " is not NaN";
-      continue;
-    }
-    if (std::isinf(expected)) {
-      EXPECT_EQ(got.loadDouble(i), expected) << what << "element " << i;
-      continue;
-    }
-    EXPECT_NEAR(got.loadDouble(i), expected, tolerance * std::max(1.0, std::abs(expected)))
-        << what << "element " << i;
-  }
 }
 
 class GeneratedKernelFixtureTest : public testing::TestWithParam<OpCase> {};
@@ -99,13 +77,13 @@ TEST_P(GeneratedKernelFixtureTest, GeneratedKernelMatchesTheReference) {
   std::vector<const Tensor*> operands;
   for (const Value* value : op->operands) operands.push_back(&g.inputs.at(value->name));
   Tensor want = evaluateReferenceOp(*op, operands);
-  expectClose(got, want, "");
+  expectCloseToReference(got, want, "");
   if (step->kind == StepKind::Conv) {
     // The library ran it above; its generated kernel (what the cuda platform runs) must agree
     // with the reference too.
     Tensor generated(type.dtype, type.shape);
     g.kernels->runGeneratedKernel(*step, inputs, generated.view());
-    expectClose(generated, want, "generated kernel: ");
+    expectCloseToReference(generated, want, "generated kernel: ");
   }
 }
 

@@ -141,4 +141,27 @@ void expectMatchesFixture(const Tensor& got, const FixtureTensor& want) {
   }
 }
 
+void expectCloseToReference(const Tensor& got, const Tensor& want, const std::string& what) {
+  ASSERT_EQ(got.dtype(), want.dtype());
+  ASSERT_EQ(got.shape(), want.shape());
+  double tolerance = want.dtype() == DType::F32 ? 1e-5 : 1e-2;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    if (isInteger(want.dtype()) || want.dtype() == DType::Bool) {  // exact
+      EXPECT_EQ(got.loadInt(i), want.loadInt(i)) << what << "element " << i;
+      continue;
+    }
+    double expected = want.loadDouble(i);
+    if (std::isnan(expected)) {
+      EXPECT_TRUE(std::isnan(got.loadDouble(i))) << what << "element " << i << " is not NaN";
+      continue;
+    }
+    if (std::isinf(expected)) {
+      EXPECT_EQ(got.loadDouble(i), expected) << what << "element " << i;
+      continue;
+    }
+    EXPECT_NEAR(got.loadDouble(i), expected, tolerance * std::max(1.0, std::abs(expected)))
+        << what << "element " << i;
+  }
+}
+
 }  // namespace gxc::fixtures

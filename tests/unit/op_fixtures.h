@@ -51,4 +51,9 @@ double fixtureTolerance(DType dtype, double expected);
 // (integers exactly), as gtest failures.
 void expectMatchesFixture(const Tensor& got, const FixtureTensor& want);
 
+// Checks `got` against the reference interpreter's `want`, as gtest failures prefixed `what`:
+// integers and bools exactly, NaN and inf as themselves, floats within 1e-5 relative (absolute
+// below 1) for f32 and 1e-2 otherwise.
+void expectCloseToReference(const Tensor& got, const Tensor& want, const std::string& what);
+
 }  // namespace gxc::fixtures
