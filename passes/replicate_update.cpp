@@ -36,7 +36,8 @@ class Replicator {
     collectOperands();
     std::vector<Device> devices = replicaDevices();
     for (const Device& device : devices) replicateParams(device);
-    std::vector<Bucket> buckets = cutBuckets();
+    // (A batch too small to reach every device may leave no other device to send to.)
+    std::vector<Bucket> buckets = devices.empty() ? std::vector<Bucket>{} : cutBuckets();
     for (size_t i = 0; i < buckets.size(); ++i) send(buckets[i], i, devices);
     for (Op* op : update_) op->result->type.device = front_;
     for (const Device& device : devices) cloneUpdate(device);
