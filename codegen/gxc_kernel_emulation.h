@@ -287,6 +287,15 @@ GXC_EMU_FN static int gxc_emu_run_block(unsigned block) {
   }
 }
 
+// When the library is unloaded: the threads' stacks and states.
+__attribute__((destructor)) GXC_EMU_FN static void gxc_emu_release() {
+  if (gxc_emu.stacks) munmap(gxc_emu.stacks, gxc_emu.capacity * gxc_emu_stack_bytes);
+  free(gxc_emu.fibers);
+  gxc_emu.stacks = nullptr;
+  gxc_emu.fibers = nullptr;
+  gxc_emu.capacity = 0;
+}
+
 #include "gxc_kernel_memcheck.h"
 
 // Runs `kernel` as a GPU launch of `grid` blocks of `block` threads, one block at a time, its

@@ -51,6 +51,12 @@ GXC_EMU_FN static int gxc_check_find_image(struct dl_phdr_info* info, size_t, vo
   return 1;
 }
 
+// When the library is unloaded: what the checks allocated.
+__attribute__((destructor)) GXC_EMU_FN static void gxc_check_release() {
+  free(gxc_check.shadow);
+  gxc_check.shadow = nullptr;
+}
+
 // Before a launch: the tensors it may touch, and (once) the shadow of shared memory.
 GXC_EMU_FN static void gxc_check_begin(const unsigned long long* buffers, unsigned count) {
   if (!gxc_check.imageEnd) dl_iterate_phdr(gxc_check_find_image, nullptr);

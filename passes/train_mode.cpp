@@ -48,10 +48,15 @@ Attrs oneMore() {
   return attrs;
 }
 
-// The param op of `value`, which batch_norm's frontend made: marked as a module buffer.
-Value* markBuffer(Value* value) {
-  GXC_CHECK(value->producer && value->producer->kind == OpKind::Param,
-            "batch_norm's running statistic '{}' is not a param", value->name);
+// The param op of `value`, which batch_norm's frontend made: marked as a module buffer. One
+// the model passed in as a tensor (F.batch_norm's form) cannot be updated: refused.
+Value* markBuffer(const Op& layer, Value* value) {
+  if (!value->producer || value->producer->kind != OpKind::Param)
+    throw Error(ErrorKind::Model, layer.loc,
+                fmt::format("layer '{}': batch_norm in training updates its running statistics, "
+                            "but '{}' is not a param the layer owns; let the layer create them "
+                            "(no running_mean, running_var in its inputs)",
+                            layer.layerName(), value->name));
   value->producer->attrs.set("buffer", true);
   return value;
 }
@@ -85,14 +90,15 @@ void trainBatchNorm(Graph& graph, Op& op) {
     Value* fresh = at.scalar(OpKind::Mul, at.reshape(batch, vector, what + ".batch"),
                              momentum * correction, what + ".scaled");
     Value* kept = at.scalar(OpKind::Mul, running, 1.0 - momentum, what + ".kept");
-    at.assign(markBuffer(running), at.op(OpKind::Add, {kept, fresh}, {}, what + ".next"), what);
+    at.assign(markBuffer(op, running), at.op(OpKind::Add, {kept, fresh}, {}, what + ".next"), what);
   };
   update(op.operands[1], mean, 1.0, "running_mean");
   double unbiased = perChannel > 1 ? static_cast<double>(perChannel) / (perChannel - 1) : 1.0;
   update(op.operands[2], variance, unbiased, "running_var");
   if (Value* count = graph.find(op.layerName() + ".num_batches_tracked");
       count && count->producer && count->producer->kind == OpKind::Param)
-    at.assign(markBuffer(count), at.op(OpKind::Add, {count}, oneMore(), "num_batches_tracked.next"),
+    at.assign(markBuffer(op, count),
+              at.op(OpKind::Add, {count}, oneMore(), "num_batches_tracked.next"),
               "num_batches_tracked");
 
   // x normalized, then (affine) times the weight plus the bias: the op itself becomes the last

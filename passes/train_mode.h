@@ -17,7 +17,8 @@
 //     the update), and a `seed` from the graph's `seed` and the layer's name: its mask is then
 //     drawn per element from the seed, the step and the element's index (ir/op_kinds.cpp).
 //   Ops carry the `loc` of their layer.
-// Errors: none: every batch_norm and dropout a model can hold has a training form.
+// Errors: a batch_norm whose running statistics are tensors the model passes in (F.batch_norm's
+//   form), not params it owns: training must update them.
 // Idempotent: yes: no batch_norm is left, and a dropout with a step count is left as it is.
 #pragma once
 

@@ -48,7 +48,7 @@ cmake --build build-asan -j "$jobs" --target gxc_unit_tests
 # which the sanitizers' runtimes do not follow without fiber annotations (AddressSanitizer
 # "doesn't fully support makecontext/swapcontext"): those tests run in the plain build only.
 ASAN_OPTIONS=intercept_tls_get_addr=0 build-asan/tests/gxc_unit_tests --gtest_brief=1 \
-  --gtest_filter='-*EmulatedLaunch*:*emulated*'
+  --gtest_filter='-*EmulatedLaunch*:*emulated*:*Emulated*'
 
 echo "== runtime tests under ThreadSanitizer"
 # Without CUDA: the tests it runs are the host's and sim's, and the CUDA sources would only
@@ -57,7 +57,7 @@ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGXC_SANITIZE=thread
   -DGXC_WITH_CUDA=OFF > /dev/null
 cmake --build build-tsan -j "$jobs" --target gxc_unit_tests
 TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" build-tsan/tests/gxc_unit_tests --gtest_brief=1 \
-  --gtest_filter='Sim*:*PlatformEquivalence*:*ExecutedPlan*:TerminalProgressThread*-*emulated*'
+  --gtest_filter='Sim*:*PlatformEquivalence*:*ExecutedPlan*:TerminalProgressThread*-*emulated*:*Emulated*'
 
 echo "== fuzzing the parsers for a bounded time (libFuzzer, clang-14)"
 # Each fuzz target runs over a copy of its seed corpus (libFuzzer adds the inputs it finds to
