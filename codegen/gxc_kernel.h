@@ -6,8 +6,9 @@
 // `cpu` and `sim` platforms: this header then maps the grid onto loops (gxc_host_launch runs
 // every block, one thread each, so blockDim is 1) and the cooperation primitives become the
 // identity. Defining GXC_EMULATE_BLOCKS instead runs the GPU's code paths on the host, every
-// thread of each block emulated (gxc_kernel_emulation.h, the header's third part). Kernel bodies are written for any blockDim (grid-stride loops; one block per row
-// for row kernels), so they stay identical on both sides.
+// thread of each block emulated (gxc_kernel_emulation.h, the header's third part). Kernel bodies
+// are written for any blockDim (grid-stride loops; one block per row for row kernels), so they stay
+// identical on both sides.
 //
 // The kernel ABI is uniform: extern "C" __global__ void NAME(GxcArgs args), args.p[0] the
 // output and then the kernel's inputs in order; shapes, strides and constants are baked into
@@ -238,7 +239,6 @@ static const gxc_dim3 threadIdx = {0, 0, 0};
 static const gxc_dim3 blockDim = {1, 1, 1};
 
 GXC_FN void __syncthreads() {}
-
 
 GXC_FN float gxc_max(float a, float b) { return (a > b || a != a) ? a : b; }
 GXC_FN double gxc_max(double a, double b) { return (a > b || a != a) ? a : b; }

@@ -94,8 +94,9 @@ extern "C" GXC_EMU_FN void gxc_emu_syncthreads(const char* site) {
   gxc_emu_yield();
 }
 
-extern "C" GXC_EMU_FN unsigned long long gxc_emu_shuffle(int kind, unsigned mask, unsigned long long value,
-                                              int arg, const char* site) {
+extern "C" GXC_EMU_FN unsigned long long gxc_emu_shuffle(int kind, unsigned mask,
+                                                         unsigned long long value, int arg,
+                                                         const char* site) {
   GxcFiber& self = gxc_emu.fibers[gxc_emu.current];
   self.state = GXC_EMU_AT_SHUFFLE;
   self.kind = kind;

@@ -26,7 +26,7 @@ struct GxcShadowWord {
 };
 
 struct GxcMemcheck {
-  int running;  // only a launch's kernel code is checked
+  int running;                        // only a launch's kernel code is checked
   const unsigned long long* buffers;  // (start, bytes) pairs: the tensors of the launch
   unsigned bufferCount;
   GxcShadowWord* shadow;
@@ -128,8 +128,8 @@ GXC_EMU_FN static void gxc_check_access(const void* address, unsigned long bytes
   for (unsigned i = 0; i < gxc_check.bufferCount; ++i) {
     unsigned long long start = gxc_check.buffers[2 * i], size = gxc_check.buffers[2 * i + 1];
     if (at >= start && at + bytes <= start + size) return;
-    long long past = at >= start ? (long long)(at + bytes - (start + size))
-                                 : (long long)at - (long long)start;
+    long long past =
+        at >= start ? (long long)(at + bytes - (start + size)) : (long long)at - (long long)start;
     if (nearest < 0 || (past < 0 ? -past : past) < (distance < 0 ? -distance : distance)) {
       nearest = i;
       distance = past;
@@ -155,12 +155,12 @@ extern "C" {
 GXC_EMU_FN void __tsan_init() {}
 GXC_EMU_FN void __tsan_func_entry(void*) {}
 GXC_EMU_FN void __tsan_func_exit() {}
-#define GXC_CHECK_SIZE(n)                                                                   \
-  GXC_EMU_FN void __tsan_read##n(void* p) { gxc_check_access(p, n, 0); }                    \
-  GXC_EMU_FN void __tsan_write##n(void* p) { gxc_check_access(p, n, 1); }                   \
-  GXC_EMU_FN void __tsan_unaligned_read##n(void* p) { gxc_check_access(p, n, 0); }          \
-  GXC_EMU_FN void __tsan_unaligned_write##n(void* p) { gxc_check_access(p, n, 1); }         \
-  GXC_EMU_FN void __tsan_volatile_read##n(void* p) { gxc_check_access(p, n, 0); }           \
+#define GXC_CHECK_SIZE(n)                                                           \
+  GXC_EMU_FN void __tsan_read##n(void* p) { gxc_check_access(p, n, 0); }            \
+  GXC_EMU_FN void __tsan_write##n(void* p) { gxc_check_access(p, n, 1); }           \
+  GXC_EMU_FN void __tsan_unaligned_read##n(void* p) { gxc_check_access(p, n, 0); }  \
+  GXC_EMU_FN void __tsan_unaligned_write##n(void* p) { gxc_check_access(p, n, 1); } \
+  GXC_EMU_FN void __tsan_volatile_read##n(void* p) { gxc_check_access(p, n, 0); }   \
   GXC_EMU_FN void __tsan_volatile_write##n(void* p) { gxc_check_access(p, n, 1); }
 GXC_CHECK_SIZE(1)
 GXC_CHECK_SIZE(2)
