@@ -346,10 +346,7 @@ std::string elementwiseTail(const std::vector<const Op*>& members, const Value* 
 }
 
 std::string gridStrideLoop(const std::string& index, int64_t count, const std::string& indent) {
-  return fmt::format(
-      "{0}for (gxc_i64 {1} = (gxc_i64)blockIdx.x * blockDim.x + threadIdx.x; {1} < {2};\n"
-      "{0}     {1} += (gxc_i64)blockDim.x * gridDim.x) {{\n",
-      indent, index, intLiteral(count));
+  return fmt::format("{0}GXC_GRID_STRIDE({1}, {2}) {{\n", indent, index, intLiteral(count));
 }
 
 LaunchShape gpuElementwiseLaunch(int64_t count) {
@@ -362,6 +359,15 @@ LaunchShape gpuRowLaunch(int64_t rows, int64_t rowLength) {
   int64_t block = 32;
   while (block < kGpuBlock && block < rowLength) block *= 2;
   return {std::clamp<int64_t>(rows, 1, kGpuMaxGrid), block};
+}
+
+LaunchShape hostElementwiseLaunch(int64_t count) {
+  return {std::clamp<int64_t>(count / kHostBlockWork, 1, kHostMaxGrid), 1};
+}
+
+LaunchShape hostRowLaunch(int64_t rows, int64_t rowLength) {
+  bool worthSpreading = rows > 1 && rows * rowLength >= 2 * kHostBlockWork;
+  return {worthSpreading ? rows : 1, 1};
 }
 
 }  // namespace gxc::cuda

@@ -39,6 +39,11 @@ struct KernelArgs {
 
 constexpr int64_t kGpuBlock = 256;  // threads per block on GPUs: a multiple of the warp
 constexpr int64_t kGpuMaxGrid = 65535;
+// On the host, blocks run in parallel on the cores (gxc_host_launch). A block should carry at
+// least kHostBlockWork elements: fewer, and waking a second core costs more than it saves.
+// kHostMaxGrid blocks leave room to balance many cores.
+constexpr int64_t kHostBlockWork = 16384;
+constexpr int64_t kHostMaxGrid = 256;
 
 // "float", "double", "unsigned short" (f16, bf16), "int", "long long", "unsigned char" (bool)
 std::string storageType(DType dtype);
@@ -106,10 +111,19 @@ std::string elementwiseTail(const std::vector<const Op*>& members, const Value* 
                             const std::map<const Value*, std::string>& given,
                             const std::string& rootIndex, const std::string& indent);
 
-// A grid-stride loop over `count` elements: `index` takes every value once across the grid.
+// A grid-stride loop over `count` elements: `index` takes every value once across the grid
+// (GXC_GRID_STRIDE of gxc_kernel.h: strided on GPUs, one contiguous chunk per block on the
+// host). Its iterations must be independent: the host runs the chunks in parallel.
 std::string gridStrideLoop(const std::string& index, int64_t count, const std::string& indent);
 LaunchShape gpuElementwiseLaunch(int64_t count);
 LaunchShape gpuRowLaunch(int64_t rows, int64_t rowLength);
+// The host's launch of a grid-stride loop over `count` independent elements: chunks of at
+// least kHostBlockWork elements.
+LaunchShape hostElementwiseLaunch(int64_t count);
+// The host's launch of a kernel with one block per row: every row its own block when the
+// kernel is worth spreading over the cores (`rows` x `rowLength` elements of work), one
+// block (which loops over the rows) when it is not.
+LaunchShape hostRowLaunch(int64_t rows, int64_t rowLength);
 
 // Row kernels (cuda_source_rows.cpp). How the anchor reads its input, per row: set up once
 // per row (`rowSetup`), then the flat index of the row's element `k` (`elementIndex`), for k

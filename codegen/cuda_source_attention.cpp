@@ -189,7 +189,7 @@ KernelBody attentionKernel(const Op& op, const KernelArgs& args) {
   int64_t rowsPerBlock = std::clamp<int64_t>(queries, 1, kGpuRowsPerBlock);
   int64_t groups = batches * ((queries + rowsPerBlock - 1) / rowsPerBlock);
   LaunchShape gpu{std::clamp<int64_t>(groups, 1, kGpuMaxGrid), 32 * rowsPerBlock};
-  return {"attention", std::move(body), gpu, {std::max<int64_t>(rows, 1), 1}};
+  return {"attention", std::move(body), gpu, hostRowLaunch(rows, keys * (width + valueWidth))};
 }
 
 }  // namespace gxc::cuda

@@ -93,7 +93,8 @@ KernelBody convKernel(const Op& op, const KernelArgs& args) {
       fmt::arg("xLoad", loadElement(op.operands[0]->type.dtype, fmt::format("in{}", x), "xi")),
       fmt::arg("wLoad", loadElement(op.operands[1]->type.dtype, fmt::format("in{}", w), "wi")),
       fmt::arg("store", storeElement(op.result->type.dtype, "out", "i", "sum")));
-  return {std::string(opName(op.kind)), std::move(body), gpuElementwiseLaunch(count), {1, 1}};
+  return {std::string(opName(op.kind)), std::move(body), gpuElementwiseLaunch(count),
+          hostElementwiseLaunch(count)};
 }
 
 }  // namespace gxc::cuda

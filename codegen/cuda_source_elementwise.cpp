@@ -20,7 +20,8 @@ KernelBody elementwiseBody(const std::vector<const Op*>& members, const KernelAr
   int64_t count = root->type.numel();
   std::string body = pointerDecls(args) + gridStrideLoop("i", count, "  ") +
                      elementwiseTail(members, root, args, {}, "i", "    ") + "  }\n";
-  return {std::move(family), std::move(body), gpuElementwiseLaunch(count), {1, 1}};
+  return {std::move(family), std::move(body), gpuElementwiseLaunch(count),
+          hostElementwiseLaunch(count)};
 }
 
 }  // namespace

@@ -57,7 +57,8 @@ KernelBody indexedBody(const Op& op, const KernelArgs& args, const std::string& 
       xOffset(x, axis, "at"), bitsType(op.result->type.dtype));
   std::string body = indexedDecls(op, args) + gridStrideLoop("i", count, "  ") +
                      unravel("i", op.result->type.shape, "c", "    ", read) + read + "  }\n";
-  return {std::string(opName(op.kind)), std::move(body), gpuElementwiseLaunch(count), {1, 1}};
+  return {std::string(opName(op.kind)), std::move(body), gpuElementwiseLaunch(count),
+          hostElementwiseLaunch(count)};
 }
 
 KernelBody gatherKernel(const Op& op, const KernelArgs& args) {
@@ -76,7 +77,7 @@ KernelBody oneHotKernel(const Op& op, const KernelArgs& args) {
   std::string body =
       pointerDecls(args) + gridStrideLoop("i", count, "  ") +
       fmt::format("    out[i] = in1[i / {0}] == i % {0} ? 1 : 0;\n  }}\n", intLiteral(classes));
-  return {"one_hot", std::move(body), gpuElementwiseLaunch(count), {1, 1}};
+  return {"one_hot", std::move(body), gpuElementwiseLaunch(count), hostElementwiseLaunch(count)};
 }
 
 // The fill value of a constant pad, as the result's stored value.
@@ -123,7 +124,7 @@ KernelBody padKernel(const Op& op, const KernelArgs& args) {
   int64_t count = op.result->type.numel();
   std::string body = pointerDecls(args) + gridStrideLoop("i", count, "  ") +
                      unravel("i", out, "c", "    ", compute) + compute + "  }\n";
-  return {"pad", std::move(body), gpuElementwiseLaunch(count), {1, 1}};
+  return {"pad", std::move(body), gpuElementwiseLaunch(count), hostElementwiseLaunch(count)};
 }
 
 KernelBody repeatKernel(const Op& op, const KernelArgs& args) {
@@ -140,7 +141,7 @@ KernelBody repeatKernel(const Op& op, const KernelArgs& args) {
   int64_t count = op.result->type.numel();
   std::string body = pointerDecls(args, /*bits=*/true) + gridStrideLoop("i", count, "  ") +
                      unravel("i", out, "c", "    ", read) + read + "  }\n";
-  return {"repeat", std::move(body), gpuElementwiseLaunch(count), {1, 1}};
+  return {"repeat", std::move(body), gpuElementwiseLaunch(count), hostElementwiseLaunch(count)};
 }
 
 KernelBody cumsumKernel(const Op& op, const KernelArgs& args) {
@@ -188,7 +189,8 @@ KernelBody dropoutKernel(const Op& op, const KernelArgs& args) {
                   scale, compute);
   std::string body = pointerDecls(args) + gridStrideLoop("i", x.numel(), "  ") + "    " +
                      storeElement(x.dtype, "out", "i", value) + "\n  }\n";
-  return {"dropout", std::move(body), gpuElementwiseLaunch(x.numel()), {1, 1}};
+  return {"dropout", std::move(body), gpuElementwiseLaunch(x.numel()),
+          hostElementwiseLaunch(x.numel())};
 }
 
 }  // namespace

@@ -120,7 +120,7 @@ KernelBody lossKernel(const Op& op, const KernelArgs& args) {
     std::string body = pointerDecls(args) + gridStrideLoop("i", count, "  ") + element + "    " +
                        storeElement(out, "out", "i", fmt::format("({})loss", computeType(out))) +
                        "\n  }\n";
-    return {family, std::move(body), gpuElementwiseLaunch(count), {1, 1}};
+    return {family, std::move(body), gpuElementwiseLaunch(count), hostElementwiseLaunch(count)};
   }
   // PyTorch's mean divides by the summed weights of the targets (not ignored), which is the
   // element count where every weight is 1.

@@ -15,7 +15,8 @@ KernelBody gatherBody(const Op& op, const KernelArgs& args, const std::string& g
   int64_t count = op.result->type.numel();
   std::string body = pointerDecls(args, /*bits=*/true) + gridStrideLoop("i", count, "  ") +
                      unravel("i", op.result->type.shape, "c", "    ", gather) + gather + "  }\n";
-  return {std::string(opName(op.kind)), std::move(body), gpuElementwiseLaunch(count), {1, 1}};
+  return {std::string(opName(op.kind)), std::move(body), gpuElementwiseLaunch(count),
+          hostElementwiseLaunch(count)};
 }
 
 std::string sumOfTerms(const std::vector<std::string>& terms) {
@@ -77,7 +78,8 @@ KernelBody triangleKernel(const Op& op, const KernelArgs& args) {
   std::string body = pointerDecls(args, /*bits=*/true) + gridStrideLoop("i", count, "  ") +
                      fmt::format("    out[i] = {} ? in1[i] : ({})0;\n  }}\n", keep,
                                  bitsType(op.result->type.dtype));
-  return {std::string(opName(op.kind)), std::move(body), gpuElementwiseLaunch(count), {1, 1}};
+  return {std::string(opName(op.kind)), std::move(body), gpuElementwiseLaunch(count),
+          hostElementwiseLaunch(count)};
 }
 
 KernelBody concatKernel(const Op& op, const KernelArgs& args) {
@@ -130,7 +132,7 @@ KernelBody embeddingKernel(const Op& op, const KernelArgs& args) {
           "  }}\n",
           args.indexOf(indices), args.indexOf(weight), intLiteral(dim), intLiteral(rows),
           bitsType(weight->type.dtype), nanBits);
-  return {"embedding", std::move(body), gpuElementwiseLaunch(count), {1, 1}};
+  return {"embedding", std::move(body), gpuElementwiseLaunch(count), hostElementwiseLaunch(count)};
 }
 
 }  // namespace

@@ -75,7 +75,8 @@ KernelBody poolKernel(const Op& op, const KernelArgs& args) {
       fmt::arg("bounds", windowBounds(g)), fmt::arg("start", start), fmt::arg("load", load),
       fmt::arg("accumulate", accumulate), fmt::arg("real", real),
       fmt::arg("store", storeElement(op.result->type.dtype, "out", "i", value)));
-  return {std::string(opName(op.kind)), std::move(body), gpuElementwiseLaunch(count), {1, 1}};
+  return {std::string(opName(op.kind)), std::move(body), gpuElementwiseLaunch(count),
+          hostElementwiseLaunch(count)};
 }
 
 }  // namespace gxc::cuda

@@ -284,7 +284,7 @@ KernelBody rowKernel(const KernelStep& step, const Op& anchor, const KernelArgs&
                   intLiteral(layout.rows)) +
       layout.rowSetup + stats;
   LaunchShape gpu = gpuRowLaunch(layout.rows, layout.length * fiber);
-  LaunchShape host = {std::max<int64_t>(layout.rows, 1), 1};
+  LaunchShape host = hostRowLaunch(layout.rows, layout.length);
   if (anchor.kind == OpKind::Argmax || anchor.kind == OpKind::Argmin) {
     // An i64 result: never fused (ir/fused_kernel.h), so the row is the result's index.
     GXC_CHECK(step.ops.size() == 1, "kernel {}: {} with members", step.kernelAttr,

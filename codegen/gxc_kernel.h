@@ -4,11 +4,12 @@
 // compiles it for GPUs (it defines __CUDACC__ and __CUDACC_RTC__): the real grid, warp
 // shuffles and shared memory. The host C++ compiler compiles the very same text for the
 // `cpu` and `sim` platforms: this header then maps the grid onto loops (gxc_host_launch runs
-// every block, one thread each, so blockDim is 1) and the cooperation primitives become the
-// identity. Defining GXC_EMULATE_BLOCKS instead runs the GPU's code paths on the host, every
-// thread of each block emulated (gxc_kernel_emulation.h, the header's third part). Kernel bodies
-// are written for any blockDim (grid-stride loops; one block per row for row kernels), so they stay
-// identical on both sides.
+// every block as one thread, so blockDim is 1, the blocks spread over OpenMP's threads) and
+// the cooperation primitives become the identity. Defining GXC_EMULATE_BLOCKS instead runs the
+// GPU's code paths on the host, every thread of each block emulated (gxc_kernel_emulation.h, the
+// header's third part). Kernel bodies are written for any blockDim (grid-stride loops,
+// GXC_GRID_STRIDE: strided on GPUs, one contiguous chunk per block on the host; one block per row
+// for row kernels), so they stay identical on both sides.
 //
 // The kernel ABI is uniform: extern "C" __global__ void NAME(GxcArgs args), args.p[0] the
 // output and then the kernel's inputs in order; shapes, strides and constants are baked into
@@ -52,6 +53,11 @@ GXC_FN float gxc_bits_float(unsigned bits) { return __uint_as_float(bits); }
 #else  // the host compiler, running GPU launches thread by thread (--emulate-gpu-blocks)
 #include "gxc_kernel_emulation.h"
 #endif
+
+// A grid-stride loop: thread t of the grid takes elements t, t + the grid's threads, ...
+#define GXC_GRID_STRIDE(i, n)                                               \
+  for (gxc_i64 i = (gxc_i64)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
+       i += (gxc_i64)blockDim.x * gridDim.x)
 
 // Block-wide sum and max: every thread passes its partial value and gets the block's. Warp
 // shuffles, then one value per warp through shared memory; blockDim is a multiple of 32.
@@ -270,11 +276,33 @@ GXC_FN T gxc_warp_sum(T v) {
   return v;
 }
 
-// Runs blocks 0 .. grid-1 of `kernel`, one after the other, on the calling thread.
+// The grid-stride loop on the host: each block (one thread) takes one contiguous chunk of the
+// n elements, the chunks in order and as even as they can be. Contiguous, so that a core
+// streams through its own cache lines and the compiler can vectorize the loop.
+GXC_FN gxc_i64 gxc_chunk_start(gxc_i64 n, gxc_i64 block) {
+  gxc_i64 quotient = n / gridDim.x, remainder = n % gridDim.x;
+  return quotient * block + (block < remainder ? block : remainder);
+}
+#define GXC_GRID_STRIDE(i, n)                                           \
+  for (gxc_i64 i = gxc_chunk_start((n), blockIdx.x),                    \
+               i##_end = gxc_chunk_start((n), (gxc_i64)blockIdx.x + 1); \
+       i < i##_end; ++i)
+
+// Runs blocks 0 .. grid-1 of `kernel`: a grid of one block on the calling thread, a larger
+// one spread over OpenMP's threads (OMP_NUM_THREADS; the pool oneDNN uses too), each thread
+// a contiguous range of blocks. Codegen gives a kernel more than one block only when its
+// work pays for waking the other threads (kHostBlockWork, codegen/cuda_emit.h).
 extern "C" void gxc_host_launch(void (*kernel)(GxcArgs), GxcArgs args, unsigned grid) {
-  gridDim.x = grid;
-  for (unsigned block = 0; block < grid; ++block) {
-    blockIdx.x = block;
+  if (grid == 1) {
+    gridDim.x = 1;
+    blockIdx.x = 0;
+    kernel(args);
+    return;
+  }
+#pragma omp parallel for schedule(static)
+  for (gxc_i64 block = 0; block < (gxc_i64)grid; ++block) {
+    gridDim.x = grid;
+    blockIdx.x = (unsigned)block;
     kernel(args);
   }
 }

@@ -11,11 +11,15 @@ set -euo pipefail
 # ocl-icd-opencl-dev: Debian's oneDNN is built with its OpenCL GPU runtime, and its CMake
 # config requires OpenCL (a recommendation of libdnnl-dev, which --no-install-recommends skips).
 # protobuf-compiler: protoc, which compiles gxc's subset of TensorBoard's event schema.
+# libopenblas-openmp-dev: OpenBLAS on OpenMP's threads, the pool oneDNN and the generated host
+# kernels use too (CMakeLists.txt says why one pool).
+# libjemalloc-dev, pkgconf: jemalloc, the allocator of gxc and gxc-opt (tools/CMakeLists.txt).
+# time: /usr/bin/time, the peak memory figures of bench/peers.py.
 # ccache: a source compiled before with the same flags is not compiled again (CMakeLists.txt).
 packages=(cmake g++ make ccache python3 libyaml-cpp-dev libgtest-dev libcli11-dev libfmt-dev
-          nlohmann-json3-dev libzip-dev libopenblas-dev libdnnl-dev ocl-icd-opencl-dev
-          libonnx-dev libprotobuf-dev protobuf-compiler libboost-dev llvm-14-tools graphviz
-          python3-torch python3-torchvision python3-venv clang-14 libclang-rt-14-dev)
+          nlohmann-json3-dev libzip-dev libopenblas-openmp-dev libdnnl-dev libjemalloc-dev pkgconf
+          ocl-icd-opencl-dev libonnx-dev libprotobuf-dev protobuf-compiler libboost-dev llvm-14-tools graphviz
+          python3-torch python3-torchvision python3-venv clang-14 libclang-rt-14-dev time)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||

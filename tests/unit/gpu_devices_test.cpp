@@ -35,7 +35,9 @@ TEST(GpuDevicesTest, EnumerationListsGpusOrSaysWhyThereAreNone) {
     return;
   }
   ASSERT_EQ(found.gpus.size(), static_cast<size_t>(count));
-  if (count == 0) EXPECT_EQ(found.whyNone, "CUDA found no device");
+  if (count == 0) {
+    EXPECT_EQ(found.whyNone, "CUDA found no device");
+  }
   for (int i = 0; i < count; ++i) {
     cudaDeviceProp properties{};
     ASSERT_EQ(cudaGetDeviceProperties(&properties, i), cudaSuccess);
