@@ -4,18 +4,12 @@
 
 #include "ir/conv_geometry.h"
 #include "ir/diagnostic.h"
+#include "runtime/host/onednn_engine.h"
 
 namespace gxc {
 namespace {
 
 using dnnl::memory;
-
-// One engine for the process: engines are thread-safe, and making one per call costs more
-// than small convolutions do.
-const dnnl::engine& cpuEngine() {
-  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
 
 // The operand's values as f32: its own bytes when it is f32, a widened copy otherwise.
 float* f32Data(const ConstTensorView& tensor, std::vector<float>& copy) {
@@ -74,7 +68,7 @@ void cpuConvolution(const Op& op, const std::vector<ConstTensorView>& operands, 
   const memory::dims padBefore{g.padTop, g.padLeft};
   const memory::dims padAfter{g.padBottom - g.outputPadH, g.padRight - g.outputPadW};
   const auto inference = dnnl::prop_kind::forward_inference;
-  const dnnl::engine& engine = cpuEngine();
+  const dnnl::engine& engine = oneDnnEngine();
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(src, engine, x)},
                                        {DNNL_ARG_WEIGHTS, memory(weights, engine, w)},
                                        {DNNL_ARG_DST, memory(dst, engine, out)}};

@@ -4,6 +4,7 @@
 
 #include "ir/diagnostic.h"
 #include "ir/infer_type.h"
+#include "runtime/host/cpu_attention.h"
 #include "runtime/host/cpu_conv.h"
 #include "runtime/host/cpu_gemm.h"
 
@@ -162,6 +163,13 @@ void HostGeneratedKernels::run(const KernelStep& step, const std::vector<ConstTe
     }
     case StepKind::Generated:
       for (const Op* op : step.ops) checkIndices(*op, tensors);
+      if (root.kind == OpKind::ScaledDotProductAttention && step.ops.size() == 1 &&
+          !mode_.emulateBlocks && cpuAttentionPays(root)) {
+        std::vector<ConstTensorView> operands;
+        for (const Value* operand : root.operands) operands.push_back(tensors.at(operand));
+        cpuAttention(root, operands, result);
+        return;
+      }
       launch(byRoot_.at(&root), result, tensors);
       return;
   }

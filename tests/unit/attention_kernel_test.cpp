@@ -4,6 +4,7 @@
 // keys, a bool mask, and a head too wide for a tile in shared memory. Each runs on the cpu
 // platform and on one virtual GPU against the reference interpreter, and its kernel text is
 // compiled by NVRTC and assembled by ptxas where the CUDA toolkit is.
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -21,6 +22,7 @@
 #include "ir/parser.h"
 #include "ir/verifier.h"
 #include "passes/pass_manager.h"
+#include "runtime/host/cpu_attention.h"
 #include "runtime/host/host_executor.h"
 #include "runtime/param_init.h"
 #include "runtime/reference/reference_executor.h"
@@ -34,6 +36,7 @@ struct AttentionCase {
   std::string ir;  // on the host
   bool sharedTiles = true;
   double tolerance = 1e-5;
+  bool library = false;  // the cpu platform runs it through oneDNN (runtime/host/cpu_attention.h)
 };
 
 void PrintTo(const AttentionCase& c, std::ostream* out) { *out << c.name; }
@@ -68,6 +71,25 @@ graph @a(%q: f32[1,2,8200] @cpu, %k: f32[1,3,8200] @cpu, %v: f32[1,3,4] @cpu) ->
   return %o
 })",
        false},
+      // Large enough for the host's library path: three oneDNN calls instead of the kernel.
+      {"library_causal_fewer_queries", R"(
+graph @a(%q: f32[2,4,40,32] @cpu, %k: f32[2,4,60,32] @cpu, %v: f32[2,4,60,48] @cpu) -> (o) {
+  %o = scaled_dot_product_attention %q, %k, %v {is_causal = true} : f32[2,4,40,48] @cpu
+  return %o
+})",
+       true, 1e-5, true},
+      {"library_float_mask_broadcast", R"(
+graph @a(%q: f32[2,4,32,64] @cpu, %k: f32[2,4,64,64] @cpu, %v: f32[2,4,64,64] @cpu, %m: f32[2,1,1,64] @cpu) -> (o) {
+  %o = scaled_dot_product_attention %q, %k, %v, %m {scale = 0.3} : f32[2,4,32,64] @cpu
+  return %o
+})",
+       true, 1e-5, true},
+      {"library_bool_mask", R"(
+graph @a(%q: f32[3,64,32] @cpu, %k: f32[3,96,32] @cpu, %v: f32[3,96,16] @cpu, %m: bool[64,96] @cpu) -> (o) {
+  %o = scaled_dot_product_attention %q, %k, %v, %m : f32[3,64,16] @cpu
+  return %o
+})",
+       true, 1e-5, true},
   };
 }
 
@@ -114,6 +136,15 @@ TEST_P(AttentionKernelTest, SimMatchesTheReference) {
   expectOutputsClose(SimExecutor(*graph, config).run(inputs), expected, GetParam().tolerance);
 }
 
+TEST_P(AttentionKernelTest, RunsInTheHostLibraryWhereItPays) {
+  auto graph = parse(GetParam().ir);
+  const Op* attention = nullptr;
+  for (const Op* op : graph->ops())
+    if (op->kind == OpKind::ScaledDotProductAttention) attention = op;
+  ASSERT_NE(attention, nullptr);
+  EXPECT_EQ(cpuAttentionPays(*attention), GetParam().library);
+}
+
 // K and V go through shared memory unless one key's row would not fit there.
 TEST_P(AttentionKernelTest, TilesKeysInSharedMemoryWhereTheyFit) {
   std::string text = generateCudaSource(*parse(GetParam().ir)).text;
@@ -144,6 +175,33 @@ TEST_P(AttentionKernelTest, AssemblesWithPtxas) {
   }
   std::filesystem::remove_all(directory);
 #endif
+}
+
+// A query row whose mask leaves it no key is NaN, as in the reference and torch; the other
+// rows are unaffected. On the library path, where oneDNN's softmax never sees such a row.
+TEST(AttentionLibraryTest, RowThatAttendsNothingIsNaN) {
+  auto graph = parse(R"(
+graph @a(%q: f32[4,64,32] @cpu, %k: f32[4,96,32] @cpu, %v: f32[4,96,16] @cpu, %m: bool[64,96] @cpu) -> (o) {
+  %o = scaled_dot_product_attention %q, %k, %v, %m : f32[4,64,16] @cpu
+  return %o
+})");
+  std::map<std::string, Tensor> inputs = inputsOf(*graph);
+  Tensor& mask = inputs.at("m");
+  for (int64_t i = 0; i < mask.numel(); ++i) mask.storeInt(i, i / 96 == 5 ? 0 : (i % 3 != 0));
+  auto expected = ReferenceExecutor(*graph).run(inputs);
+  runPasses(*graph, Target::of({Device::cpu()}), {"plan-memory"});
+  const Tensor out = HostExecutor(*graph).run(inputs).at("o");
+  const Tensor& want = expected.at("o");
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    bool emptyRow = i / 16 % 64 == 5;
+    ASSERT_EQ(std::isnan(want.loadFloat(i)), emptyRow) << "the reference at " << i;
+    if (emptyRow)
+      EXPECT_TRUE(std::isnan(out.loadFloat(i))) << i;
+    else
+      EXPECT_NEAR(out.loadFloat(i), want.loadFloat(i),
+                  1e-5 * std::max(1.0f, std::abs(want.loadFloat(i))))
+          << i;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, AttentionKernelTest, testing::ValuesIn(cases()),

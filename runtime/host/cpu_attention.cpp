@@ -1,0 +1,176 @@
+#include "runtime/host/cpu_attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <optional>
+
+#include "ir/diagnostic.h"
+#include "runtime/host/onednn_engine.h"
+
+namespace gxc {
+namespace {
+
+using dnnl::memory;
+
+// Below this many multiply-adds in q k^T, the generated kernel is as fast as three primitives.
+constexpr int64_t kMinWork = int64_t{1} << 18;
+
+struct AttentionShape {
+  int64_t batches = 0, queries = 0, keys = 0, width = 0, valueWidth = 0;
+};
+
+AttentionShape attentionShape(const Op& op) {
+  const Shape& q = op.operands[0]->type.shape;
+  size_t rank = q.size();
+  AttentionShape s;
+  s.queries = q[rank - 2];
+  s.width = q[rank - 1];
+  s.keys = op.operands[1]->type.shape[rank - 2];
+  s.valueWidth = op.operands[2]->type.shape[rank - 1];
+  s.batches = s.queries * s.width == 0 ? 0 : op.operands[0]->type.numel() / (s.queries * s.width);
+  return s;
+}
+
+// Where the mask's element for (batch entry, query, key) is: its strides against the scores'
+// shape [batch dims..., L, S], 0 along the dims it broadcasts over.
+class MaskIndex {
+ public:
+  MaskIndex(const Shape& scores, const Shape& mask) : batchDims_(scores.begin(), scores.end() - 2) {
+    size_t rank = scores.size(), offset = rank - mask.size();
+    strides_.assign(rank, 0);
+    int64_t stride = 1;
+    for (size_t d = rank; d-- > offset;) {
+      if (mask[d - offset] != 1) strides_[d] = stride;
+      stride *= mask[d - offset];
+    }
+  }
+  int64_t rowStart(int64_t batch, int64_t query) const {
+    int64_t at = query * strides_[strides_.size() - 2];
+    for (size_t d = batchDims_.size(); d-- > 0;) {
+      at += batch % batchDims_[d] * strides_[d];
+      batch /= batchDims_[d];
+    }
+    return at;
+  }
+  int64_t keyStride() const { return strides_.back(); }
+
+ private:
+  Shape batchDims_;
+  std::vector<int64_t> strides_;
+};
+
+// The causal bound and the mask, applied to the scores of batch entries [first, first +
+// count); the rows left with no key to attend, set to NaN after the softmax.
+std::vector<int64_t> maskScores(const Op& op, const AttentionShape& s, const ConstTensorView* mask,
+                                int64_t first, int64_t count, float* scores) {
+  constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
+  const bool causal = op.attrs.getBool("is_causal", false);
+  std::vector<int64_t> emptyRows;
+  if (!causal && !mask) return emptyRows;
+  Shape scoresShape(op.operands[0]->type.shape.begin(), op.operands[0]->type.shape.end() - 1);
+  scoresShape.push_back(s.keys);
+  std::optional<MaskIndex> index;
+  if (mask) index.emplace(scoresShape, mask->shape());
+  for (int64_t b = 0; b < count; ++b) {
+    for (int64_t l = 0; l < s.queries; ++l) {
+      float* row = scores + (b * s.queries + l) * s.keys;
+      if (causal)
+        for (int64_t key = l + 1; key < s.keys; ++key) row[key] = kMinusInf;
+      if (mask) {
+        int64_t at = index->rowStart(first + b, l), step = index->keyStride();
+        if (mask->dtype() == DType::Bool) {
+          const uint8_t* bits = reinterpret_cast<const uint8_t*>(mask->data());
+          for (int64_t key = 0; key < s.keys; ++key)
+            if (bits[at + key * step] == 0) row[key] = kMinusInf;
+        } else {
+          for (int64_t key = 0; key < s.keys; ++key) row[key] += mask->loadFloat(at + key * step);
+        }
+      }
+      if (std::all_of(row, row + s.keys, [](float x) { return x == kMinusInf; }))
+        emptyRows.push_back(b * s.queries + l);
+    }
+  }
+  return emptyRows;
+}
+
+// out[b] = a[b] times w[b] (each row-major, w read transposed when asked), times `scale`.
+void batchedMatmul(int64_t batches, int64_t m, int64_t k, int64_t n, const float* a, const float* w,
+                   bool transposeW, float scale, float* out) {
+  const dnnl::engine& engine = oneDnnEngine();
+  const auto f32 = memory::data_type::f32;
+  memory::desc aDesc({batches, m, k}, f32, memory::format_tag::abc);
+  memory::desc wDesc = transposeW ? memory::desc({batches, k, n}, f32, memory::dims{k * n, 1, k})
+                                  : memory::desc({batches, k, n}, f32, memory::format_tag::abc);
+  memory::desc outDesc({batches, m, n}, f32, memory::format_tag::abc);
+  dnnl::primitive_attr attr;
+  if (scale != 1.0f) attr.set_output_scales(0, {scale});
+  dnnl::matmul::primitive_desc primitive(dnnl::matmul::desc(aDesc, wDesc, outDesc), attr, engine);
+  dnnl::stream stream(engine);
+  dnnl::matmul(primitive).execute(stream,
+                                  {{DNNL_ARG_SRC, memory(aDesc, engine, const_cast<float*>(a))},
+                                   {DNNL_ARG_WEIGHTS, memory(wDesc, engine, const_cast<float*>(w))},
+                                   {DNNL_ARG_DST, memory(outDesc, engine, out)}});
+  stream.wait();
+}
+
+// Softmax along the last dim of `rows` x `length` scores, in place.
+void softmaxRows(int64_t rows, int64_t length, float* scores) {
+  const dnnl::engine& engine = oneDnnEngine();
+  memory::desc desc({rows, length}, memory::data_type::f32, memory::format_tag::ab);
+  dnnl::softmax_forward::primitive_desc primitive(
+      dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, desc, 1), engine);
+  dnnl::stream stream(engine);
+  memory data(desc, engine, scores);
+  dnnl::softmax_forward(primitive).execute(stream, {{DNNL_ARG_SRC, data}, {DNNL_ARG_DST, data}});
+  stream.wait();
+}
+
+}  // namespace
+
+bool cpuAttentionPays(const Op& op) {
+  GXC_CHECK(op.kind == OpKind::ScaledDotProductAttention, "layer '{}': {} is not attention",
+            op.layerName(), opName(op.kind));
+  for (size_t i = 0; i < 3; ++i)
+    if (op.operands[i]->type.dtype != DType::F32) return false;
+  if (op.operands.size() == 4 && op.operands[3]->type.dtype != DType::F32 &&
+      op.operands[3]->type.dtype != DType::Bool)
+    return false;
+  AttentionShape s = attentionShape(op);
+  return s.batches * s.queries * s.keys * s.width >= kMinWork;
+}
+
+void cpuAttention(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result) {
+  GXC_CHECK(cpuAttentionPays(op), "layer '{}': attention sent to the library that it does not pay",
+            op.layerName());
+  GXC_CHECK(operands.size() == op.operands.size(), "layer '{}': attention given {} operands",
+            op.layerName(), operands.size());
+  const AttentionShape s = attentionShape(op);
+  const float scale =
+      static_cast<float>(op.attrs.getFloat("scale", 1.0 / std::sqrt(static_cast<double>(s.width))));
+  const ConstTensorView* mask = operands.size() == 4 ? &operands[3] : nullptr;
+  const float* q = operands[0].as<float>();
+  const float* k = operands[1].as<float>();
+  const float* v = operands[2].as<float>();
+  float* out = result.as<float>();
+  const int64_t scoresPerBatch = s.queries * s.keys;
+  const int64_t group = std::clamp<int64_t>(
+      kAttentionScratchBytes / static_cast<int64_t>(sizeof(float)) / scoresPerBatch, 1, s.batches);
+  // Uninitialized: every score is written by the first matmul before anything reads it.
+  std::unique_ptr<float[]> scores(new float[static_cast<size_t>(group * scoresPerBatch)]);
+  for (int64_t first = 0; first < s.batches; first += group) {
+    const int64_t count = std::min(group, s.batches - first);
+    batchedMatmul(count, s.queries, s.width, s.keys, q + first * s.queries * s.width,
+                  k + first * s.keys * s.width, /*transposeW=*/true, scale, scores.get());
+    std::vector<int64_t> emptyRows = maskScores(op, s, mask, first, count, scores.get());
+    softmaxRows(count * s.queries, s.keys, scores.get());
+    for (int64_t row : emptyRows)
+      std::fill_n(scores.get() + row * s.keys, s.keys, std::numeric_limits<float>::quiet_NaN());
+    batchedMatmul(count, s.queries, s.keys, s.valueWidth, scores.get(),
+                  v + first * s.keys * s.valueWidth, /*transposeW=*/false, 1.0f,
+                  out + first * s.queries * s.valueWidth);
+  }
+}
+
+}  // namespace gxc
