@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "codegen/cuda_source.h"
+#include "codegen/nvrtc_library.h"
 #include "ir/diagnostic.h"
 #include "ir/progress.h"
 
@@ -19,14 +20,14 @@ constexpr const char* kProgramName = "gxc_graph.cu";
 
 // NVRTC calls that cannot fail on valid arguments; a failure is a gxc bug.
 void checkNvrtc(nvrtcResult result, const char* call) {
-  GXC_CHECK(result == NVRTC_SUCCESS, "{} failed: {}", call, nvrtcGetErrorString(result));
+  GXC_CHECK(result == NVRTC_SUCCESS, "{} failed: {}", call, nvrtc().getErrorString(result));
 }
 
 std::vector<int> supportedArchs() {
   int count = 0;
-  checkNvrtc(nvrtcGetNumSupportedArchs(&count), "nvrtcGetNumSupportedArchs");
+  checkNvrtc(nvrtc().getNumSupportedArchs(&count), "nvrtcGetNumSupportedArchs");
   std::vector<int> archs(static_cast<size_t>(count));
-  checkNvrtc(nvrtcGetSupportedArchs(archs.data()), "nvrtcGetSupportedArchs");
+  checkNvrtc(nvrtc().getSupportedArchs(archs.data()), "nvrtcGetSupportedArchs");
   return archs;
 }
 
@@ -58,26 +59,26 @@ std::string compile(const std::string& cudaSource, const std::string& headerText
   const char* headers[] = {headerText.c_str()};
   const char* headerNames[] = {kKernelHeaderName};
   nvrtcProgram raw = nullptr;
-  checkNvrtc(nvrtcCreateProgram(&raw, cudaSource.c_str(), kProgramName, 1, headers, headerNames),
+  checkNvrtc(nvrtc().createProgram(&raw, cudaSource.c_str(), kProgramName, 1, headers, headerNames),
              "nvrtcCreateProgram");
   std::unique_ptr<nvrtcProgram, void (*)(nvrtcProgram*)> program(
-      &raw, [](nvrtcProgram* p) { nvrtcDestroyProgram(p); });
+      &raw, [](nvrtcProgram* p) { nvrtc().destroyProgram(p); });
   std::vector<const char*> optionPointers;
   for (const std::string& option : options) optionPointers.push_back(option.c_str());
   nvrtcResult result =
-      nvrtcCompileProgram(raw, static_cast<int>(optionPointers.size()), optionPointers.data());
+      nvrtc().compileProgram(raw, static_cast<int>(optionPointers.size()), optionPointers.data());
   if (result != NVRTC_SUCCESS) {
     size_t logSize = 0;
-    checkNvrtc(nvrtcGetProgramLogSize(raw, &logSize), "nvrtcGetProgramLogSize");
+    checkNvrtc(nvrtc().getProgramLogSize(raw, &logSize), "nvrtcGetProgramLogSize");
     std::string log(logSize, '\0');
-    checkNvrtc(nvrtcGetProgramLog(raw, log.data()), "nvrtcGetProgramLog");
+    checkNvrtc(nvrtc().getProgramLog(raw, log.data()), "nvrtcGetProgramLog");
     runtimeError({}, "NVRTC could not compile the graph's kernels for {}: {}", arch.str(),
                  firstErrorLine(log));
   }
   size_t ptxSize = 0;
-  checkNvrtc(nvrtcGetPTXSize(raw, &ptxSize), "nvrtcGetPTXSize");
+  checkNvrtc(nvrtc().getPTXSize(raw, &ptxSize), "nvrtcGetPTXSize");
   std::string ptx(ptxSize, '\0');
-  checkNvrtc(nvrtcGetPTX(raw, ptx.data()), "nvrtcGetPTX");
+  checkNvrtc(nvrtc().getPTX(raw, ptx.data()), "nvrtcGetPTX");
   while (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();  // the size counts the NUL
   return ptx;
 }
@@ -88,7 +89,7 @@ bool nvrtcAvailable() { return true; }
 
 std::string nvrtcVersionString() {
   int major = 0, minor = 0;
-  checkNvrtc(nvrtcVersion(&major, &minor), "nvrtcVersion");
+  checkNvrtc(nvrtc().version(&major, &minor), "nvrtcVersion");
   return fmt::format("{}.{}", major, minor);
 }
 

@@ -1,7 +1,6 @@
 // CUDA and cuBLAS status codes turned into gxc runtime errors (exit 3), for the cuda platform.
 #pragma once
 
-#include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
 #include <string>
@@ -10,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "ir/diagnostic.h"
+#include "runtime/cuda/cublaslt_library.h"
 
 namespace gxc {
 
@@ -31,7 +31,8 @@ inline void checkCuda(cudaError_t status, const std::string& what) {
 
 inline void checkCublas(cublasStatus_t status, const std::string& what) {
   if (status == CUBLAS_STATUS_SUCCESS) return;
-  throw CudaCallError(fmt::format("cuBLAS error: {} ({})", cublasLtGetStatusString(status), what));
+  throw CudaCallError(
+      fmt::format("cuBLAS error: {} ({})", cublasLt().getStatusString(status), what));
 }
 
 // Makes `device` current for the scope, and restores the previous one. Destructors pass

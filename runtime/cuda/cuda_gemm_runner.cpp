@@ -95,18 +95,18 @@ uint32_t alignmentOf(const void* base, int64_t matrixBytes) {
 template <typename T>
 void setAttribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribute,
                   const T& value, const std::string& what) {
-  checkCublas(cublasLtMatmulDescSetAttribute(desc, attribute, &value, sizeof(value)), what);
+  checkCublas(cublasLt().matmulDescSetAttribute(desc, attribute, &value, sizeof(value)), what);
 }
 
 void layout(cublasLtMatrixLayout_t* out, cudaDataType_t type, int64_t rows, int64_t cols,
             int64_t ld, int32_t batch, int64_t stride, const std::string& what) {
-  checkCublas(cublasLtMatrixLayoutCreate(out, type, rows, cols, ld), what);
+  checkCublas(cublasLt().matrixLayoutCreate(out, type, rows, cols, ld), what);
   if (batch <= 1) return;
-  checkCublas(cublasLtMatrixLayoutSetAttribute(*out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch,
-                                               sizeof(batch)),
+  checkCublas(cublasLt().matrixLayoutSetAttribute(*out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch,
+                                                  sizeof(batch)),
               what);
-  checkCublas(cublasLtMatrixLayoutSetAttribute(*out, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
-                                               &stride, sizeof(stride)),
+  checkCublas(cublasLt().matrixLayoutSetAttribute(*out, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                  &stride, sizeof(stride)),
               what);
 }
 
@@ -150,10 +150,10 @@ struct Plan {
 
   explicit Plan(const CudaGemm& gemm) : geometry(gemm), dtype(gemm.dtype) {}
   ~Plan() {
-    if (d) cublasLtMatrixLayoutDestroy(d);
-    if (b) cublasLtMatrixLayoutDestroy(b);
-    if (a) cublasLtMatrixLayoutDestroy(a);
-    if (operation) cublasLtMatmulDescDestroy(operation);
+    if (d) cublasLt().matrixLayoutDestroy(d);
+    if (b) cublasLt().matrixLayoutDestroy(b);
+    if (a) cublasLt().matrixLayoutDestroy(a);
+    if (operation) cublasLt().matmulDescDestroy(operation);
   }
   Plan(const Plan&) = delete;
   Plan& operator=(const Plan&) = delete;
@@ -162,7 +162,7 @@ struct Plan {
 struct Preference {
   cublasLtMatmulPreference_t handle = nullptr;
   ~Preference() {
-    if (handle) cublasLtMatmulPreferenceDestroy(handle);
+    if (handle) cublasLt().matmulPreferenceDestroy(handle);
   }
 };
 
@@ -198,8 +198,8 @@ const Plan& CudaGemmRunner::Impl::planFor(const CudaGemm& gemm, cublasLtEpilogue
   auto plan = std::make_unique<Plan>(gemm);
   const Geometry& g = plan->geometry;
   cudaDataType_t type = cudaType(gemm.dtype, gemm.layer);
-  checkCublas(cublasLtMatmulDescCreate(&plan->operation, gemmComputeType(gemm.dtype, allowTf32),
-                                       gemmScaleType(gemm.dtype)),
+  checkCublas(cublasLt().matmulDescCreate(&plan->operation, gemmComputeType(gemm.dtype, allowTf32),
+                                          gemmScaleType(gemm.dtype)),
               what);
   cublasOperation_t opA = gemm.transposeB ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t opB = gemm.transposeA ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -219,26 +219,26 @@ const Plan& CudaGemmRunner::Impl::planFor(const CudaGemm& gemm, cublasLtEpilogue
   layout(&plan->d, type, n, m, n, g.batch, m * n, what);
 
   Preference preference;
-  checkCublas(cublasLtMatmulPreferenceCreate(&preference.handle), what);
+  checkCublas(cublasLt().matmulPreferenceCreate(&preference.handle), what);
   uint64_t workspaceBytes = kWorkspaceBytes;
-  checkCublas(cublasLtMatmulPreferenceSetAttribute(preference.handle,
-                                                   CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                   &workspaceBytes, sizeof(workspaceBytes)),
+  checkCublas(cublasLt().matmulPreferenceSetAttribute(preference.handle,
+                                                      CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                      &workspaceBytes, sizeof(workspaceBytes)),
               what);
   const cublasLtMatmulPreferenceAttributes_t alignmentAttributes[] = {
       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
   for (size_t i = 0; i < 4; ++i) {
     uint32_t bytes = alignments[std::min<size_t>(i, 2)];
-    checkCublas(cublasLtMatmulPreferenceSetAttribute(preference.handle, alignmentAttributes[i],
-                                                     &bytes, sizeof(bytes)),
+    checkCublas(cublasLt().matmulPreferenceSetAttribute(preference.handle, alignmentAttributes[i],
+                                                        &bytes, sizeof(bytes)),
                 what);
   }
   cublasLtMatmulHeuristicResult_t heuristic{};
   int found = 0;
   cublasStatus_t status =
-      cublasLtMatmulAlgoGetHeuristic(handle, plan->operation, plan->a, plan->b, plan->d, plan->d,
-                                     preference.handle, 1, &heuristic, &found);
+      cublasLt().matmulAlgoGetHeuristic(handle, plan->operation, plan->a, plan->b, plan->d, plan->d,
+                                        preference.handle, 1, &heuristic, &found);
   // "Not supported" is how cuBLASLt may say that it has no algorithm: not an error here.
   if (status != CUBLAS_STATUS_NOT_SUPPORTED) checkCublas(status, what);
   if (status == CUBLAS_STATUS_SUCCESS && found > 0) plan->algo = heuristic.algo;
@@ -263,9 +263,9 @@ void CudaGemmRunner::Impl::matmul(const Plan& plan, const void* a, const void* b
     const void* aMatrix = aBytes + (g.strided ? 0 : g.aIndex[call] * g.m * g.k * g.element);
     const void* bMatrix = bBytes + (g.strided ? 0 : g.bIndex[call] * g.k * g.n * g.element);
     void* outMatrix = outBytes + call * g.m * g.n * g.element;
-    checkCublas(cublasLtMatmul(handle, plan.operation, alpha, bMatrix, plan.a, aMatrix, plan.b,
-                               betaOfType, outMatrix, plan.d, outMatrix, plan.d, &*plan.algo,
-                               workspace, kWorkspaceBytes, stream),
+    checkCublas(cublasLt().matmul(handle, plan.operation, alpha, bMatrix, plan.a, aMatrix, plan.b,
+                                  betaOfType, outMatrix, plan.d, outMatrix, plan.d, &*plan.algo,
+                                  workspace, kWorkspaceBytes, stream),
                 what);
   }
 }
@@ -275,7 +275,7 @@ CudaGemmRunner::CudaGemmRunner(int cudaDevice, bool allowTf32) : impl_(std::make
   impl_->allowTf32 = allowTf32;
   CudaDeviceGuard guard(cudaDevice);
   std::string where = fmt::format("GPU {}", cudaDevice);
-  checkCublas(cublasLtCreate(&impl_->handle), "cublasLtCreate on " + where);
+  checkCublas(cublasLt().create(&impl_->handle), "cublasLtCreate on " + where);
   checkCuda(cudaMalloc(&impl_->workspace, kWorkspaceBytes), "cuBLASLt workspace on " + where);
 }
 
@@ -283,7 +283,7 @@ CudaGemmRunner::~CudaGemmRunner() {
   CudaDeviceGuard guard(impl_->device, /*quiet=*/true);
   impl_->plans.clear();
   if (impl_->workspace) cudaFree(impl_->workspace);
-  if (impl_->handle) cublasLtDestroy(impl_->handle);
+  if (impl_->handle) cublasLt().destroy(impl_->handle);
 }
 
 const CudaGemmRunner::Stats& CudaGemmRunner::stats() const { return impl_->stats; }

@@ -144,6 +144,18 @@ INSTANTIATE_TEST_SUITE_P(DtypesAndEpilogues, CudaGemmEpilogueTest,
                          });
 
 // GXC_ALLOW_TF32: what the f32 GEMMs compute in. No GPU needed to decide it.
+// cuBLASLt is opened on first use, not linked (runtime/cuda/cublaslt_library.h): every
+// function the cuda platform calls is found, and calls that need no GPU work without one.
+TEST(CublasLtLibraryTest, OpensOnFirstUseWithEveryFunctionWithoutAGpu) {
+  const CublasLtApi& api = cublasLt();
+  EXPECT_STREQ(api.getStatusString(CUBLAS_STATUS_NOT_INITIALIZED),
+               "the library was not initialized");
+  EXPECT_EQ(&cublasLt(), &api);  // loaded once
+  cublasLtMatrixLayout_t layout = nullptr;
+  ASSERT_EQ(api.matrixLayoutCreate(&layout, CUDA_R_32F, 4, 8, 4), CUBLAS_STATUS_SUCCESS);
+  EXPECT_EQ(api.matrixLayoutDestroy(layout), CUBLAS_STATUS_SUCCESS);
+}
+
 TEST(CudaGemmComputeTypeTest, Tf32OnlyForF32OperandsAndOnlyWhenAllowed) {
   EXPECT_EQ(gemmComputeType(DType::F32, false), CUBLAS_COMPUTE_32F);
   EXPECT_EQ(gemmComputeType(DType::F32, true), CUBLAS_COMPUTE_32F_FAST_TF32);
