@@ -104,14 +104,15 @@ void batchedMatmul(int64_t batches, int64_t m, int64_t k, int64_t n, const float
   memory::desc wDesc = transposeW ? memory::desc({batches, k, n}, f32, memory::dims{k * n, 1, k})
                                   : memory::desc({batches, k, n}, f32, memory::format_tag::abc);
   memory::desc outDesc({batches, m, n}, f32, memory::format_tag::abc);
-  dnnl::primitive_attr attr;
+  dnnl::primitive_attr attr = userScratchpad();
   if (scale != 1.0f) attr.set_output_scales(0, {scale});
   dnnl::matmul::primitive_desc primitive(dnnl::matmul::desc(aDesc, wDesc, outDesc), attr, engine);
   dnnl::stream stream(engine);
-  dnnl::matmul(primitive).execute(stream,
-                                  {{DNNL_ARG_SRC, memory(aDesc, engine, const_cast<float*>(a))},
-                                   {DNNL_ARG_WEIGHTS, memory(wDesc, engine, const_cast<float*>(w))},
-                                   {DNNL_ARG_DST, memory(outDesc, engine, out)}});
+  dnnl::matmul(primitive).execute(
+      stream, {{DNNL_ARG_SRC, memory(aDesc, engine, const_cast<float*>(a))},
+               {DNNL_ARG_WEIGHTS, memory(wDesc, engine, const_cast<float*>(w))},
+               {DNNL_ARG_DST, memory(outDesc, engine, out)},
+               {DNNL_ARG_SCRATCHPAD, memory(primitive.scratchpad_desc(), engine)}});
   stream.wait();
 }
 
@@ -120,10 +121,14 @@ void softmaxRows(int64_t rows, int64_t length, float* scores) {
   const dnnl::engine& engine = oneDnnEngine();
   memory::desc desc({rows, length}, memory::data_type::f32, memory::format_tag::ab);
   dnnl::softmax_forward::primitive_desc primitive(
-      dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, desc, 1), engine);
+      dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, desc, 1), userScratchpad(),
+      engine);
   dnnl::stream stream(engine);
   memory data(desc, engine, scores);
-  dnnl::softmax_forward(primitive).execute(stream, {{DNNL_ARG_SRC, data}, {DNNL_ARG_DST, data}});
+  dnnl::softmax_forward(primitive).execute(
+      stream, {{DNNL_ARG_SRC, data},
+               {DNNL_ARG_DST, data},
+               {DNNL_ARG_SCRATCHPAD, memory(primitive.scratchpad_desc(), engine)}});
   stream.wait();
 }
 

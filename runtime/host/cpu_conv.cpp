@@ -2,6 +2,11 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+
 #include "ir/conv_geometry.h"
 #include "ir/diagnostic.h"
 #include "runtime/host/onednn_engine.h"
@@ -10,6 +15,106 @@ namespace gxc {
 namespace {
 
 using dnnl::memory;
+
+// What a convolution primitive depends on: its geometry, and whether it is transposed.
+using ConvKey = std::tuple<bool, std::vector<int64_t>>;
+
+ConvKey keyOf(bool transposed, const ConvGeometry& g) {
+  return {transposed,
+          {g.batch,      g.inChannels, g.outChannels, g.groups,  g.inH,       g.inW,
+           g.outH,       g.outW,       g.kernelH,     g.kernelW, g.strideH,   g.strideW,
+           g.dilationH,  g.dilationW,  g.padTop,      g.padLeft, g.padBottom, g.padRight,
+           g.outputPadH, g.outputPadW, g.bias ? 1 : 0}};
+}
+
+// One convolution's primitive and its layouts: the plain ones of gxc's tensors (NCHW, and
+// PyTorch's weight layouts) and the ones oneDNN chose for speed (blocked: channels in groups
+// of 8 or 16 innermost, which its direct JIT kernels vectorize; on plain NCHW it falls back
+// to im2col and a GEMM, which cost resnet_cifar twice its time). Made once per geometry.
+struct PreparedConv {
+  memory::desc plainSrc, plainWeights, plainDst, bias;
+  memory::desc src, weights, dst;  // the primitive's
+  memory::desc scratchpad;
+  dnnl::primitive primitive;
+};
+
+PreparedConv prepare(bool transposed, const ConvGeometry& g) {
+  const auto f32 = memory::data_type::f32;
+  const auto any = memory::format_tag::any;
+  PreparedConv c;
+  const memory::dims srcDims{g.batch, g.inChannels, g.inH, g.inW};
+  const memory::dims dstDims{g.batch, g.outChannels, g.outH, g.outW};
+  // oneDNN's weights are logically [out, in, kh, kw], grouped [groups, out/groups, in/groups,
+  // kh, kw], for both. PyTorch's conv2d weight [out, in/groups, kh, kw] has those bytes (oihw,
+  // goihw); its conv_transpose2d weight [in, out/groups, kh, kw] is the same with in and out
+  // swapped (iohw, giohw).
+  const memory::dims weightDims =
+      g.groups == 1 ? memory::dims{g.outChannels, g.inChannels, g.kernelH, g.kernelW}
+                    : memory::dims{g.groups, g.outChannels / g.groups, g.inChannels / g.groups,
+                                   g.kernelH, g.kernelW};
+  const auto weightLayout =
+      g.groups == 1 ? (transposed ? memory::format_tag::iohw : memory::format_tag::oihw)
+                    : (transposed ? memory::format_tag::giohw : memory::format_tag::goihw);
+  c.plainSrc = memory::desc(srcDims, f32, memory::format_tag::nchw);
+  c.plainDst = memory::desc(dstDims, f32, memory::format_tag::nchw);
+  c.plainWeights = memory::desc(weightDims, f32, weightLayout);
+  c.bias = memory::desc({g.outChannels}, f32, memory::format_tag::a);
+  memory::desc src(srcDims, f32, any), dst(dstDims, f32, any), weights(weightDims, f32, any);
+  const memory::dims strides{g.strideH, g.strideW};
+  // oneDNN counts dilation from 0 (no gap), PyTorch from 1.
+  const memory::dims dilates{g.dilationH - 1, g.dilationW - 1};
+  // A transposed convolution's output_padding adds rows on the bottom/right: oneDNN takes it as
+  // that much less padding on that side.
+  const memory::dims padBefore{g.padTop, g.padLeft};
+  const memory::dims padAfter{g.padBottom - g.outputPadH, g.padRight - g.outputPadW};
+  const auto inference = dnnl::prop_kind::forward_inference;
+  const dnnl::engine& engine = oneDnnEngine();
+  dnnl::primitive_attr attr = userScratchpad();
+  if (transposed) {
+    const auto direct = dnnl::algorithm::deconvolution_direct;
+    auto desc = g.bias
+                    ? dnnl::deconvolution_forward::desc(inference, direct, src, weights, c.bias,
+                                                        dst, strides, dilates, padBefore, padAfter)
+                    : dnnl::deconvolution_forward::desc(inference, direct, src, weights, dst,
+                                                        strides, dilates, padBefore, padAfter);
+    dnnl::deconvolution_forward::primitive_desc pd(desc, attr, engine);
+    c.src = pd.src_desc(), c.weights = pd.weights_desc(), c.dst = pd.dst_desc();
+    c.scratchpad = pd.scratchpad_desc();
+    c.primitive = dnnl::deconvolution_forward(pd);
+  } else {
+    const auto direct = dnnl::algorithm::convolution_direct;
+    auto desc = g.bias ? dnnl::convolution_forward::desc(inference, direct, src, weights, c.bias,
+                                                         dst, strides, dilates, padBefore, padAfter)
+                       : dnnl::convolution_forward::desc(inference, direct, src, weights, dst,
+                                                         strides, dilates, padBefore, padAfter);
+    dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
+    c.src = pd.src_desc(), c.weights = pd.weights_desc(), c.dst = pd.dst_desc();
+    c.scratchpad = pd.scratchpad_desc();
+    c.primitive = dnnl::convolution_forward(pd);
+  }
+  return c;
+}
+
+// Prepared convolutions by geometry, for the process: a model runs the same ones every step.
+// A primitive may run on several threads at once (the sim platform's streams): each call
+// brings its own scratchpad (onednn_engine.h).
+const PreparedConv& preparedConv(bool transposed, const ConvGeometry& g) {
+  static std::mutex mutex;
+  static std::map<ConvKey, std::unique_ptr<PreparedConv>> prepared;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<PreparedConv>& entry = prepared[keyOf(transposed, g)];
+  if (!entry) entry = std::make_unique<PreparedConv>(prepare(transposed, g));
+  return *entry;
+}
+
+// `plain` in the primitive's layout `wanted`: the same memory when they agree, else a reorder
+// into a new buffer.
+memory inLayout(memory plain, const memory::desc& wanted, dnnl::stream& stream) {
+  if (plain.get_desc() == wanted) return plain;
+  memory converted(wanted, oneDnnEngine());
+  dnnl::reorder(plain, converted).execute(stream, plain, converted);
+  return converted;
+}
 
 // The operand's values as f32: its own bytes when it is f32, a widened copy otherwise.
 float* f32Data(const ConstTensorView& tensor, std::vector<float>& copy) {
@@ -44,54 +149,21 @@ void cpuConvolution(const Op& op, const std::vector<ConstTensorView>& operands, 
     out = scratch.data();
   }
 
-  const auto f32 = memory::data_type::f32;
-  memory::desc src({g.batch, g.inChannels, g.inH, g.inW}, f32, memory::format_tag::nchw);
-  memory::desc dst({g.batch, g.outChannels, g.outH, g.outW}, f32, memory::format_tag::nchw);
-  // oneDNN's weights are logically [out, in, kh, kw], grouped [groups, out/groups, in/groups,
-  // kh, kw], for both. PyTorch's conv2d weight [out, in/groups, kh, kw] has those bytes (oihw,
-  // goihw); its conv_transpose2d weight [in, out/groups, kh, kw] is the same with in and out
-  // swapped (iohw, giohw).
-  const memory::dims weightDims =
-      g.groups == 1 ? memory::dims{g.outChannels, g.inChannels, g.kernelH, g.kernelW}
-                    : memory::dims{g.groups, g.outChannels / g.groups, g.inChannels / g.groups,
-                                   g.kernelH, g.kernelW};
-  const auto weightLayout =
-      g.groups == 1 ? (transposed ? memory::format_tag::iohw : memory::format_tag::oihw)
-                    : (transposed ? memory::format_tag::giohw : memory::format_tag::goihw);
-  memory::desc weights(weightDims, f32, weightLayout);
-  memory::desc biasDesc({g.outChannels}, f32, memory::format_tag::a);
-  const memory::dims strides{g.strideH, g.strideW};
-  // oneDNN counts dilation from 0 (no gap), PyTorch from 1.
-  const memory::dims dilates{g.dilationH - 1, g.dilationW - 1};
-  // A transposed convolution's output_padding adds rows on the bottom/right: oneDNN takes it as
-  // that much less padding on that side.
-  const memory::dims padBefore{g.padTop, g.padLeft};
-  const memory::dims padAfter{g.padBottom - g.outputPadH, g.padRight - g.outputPadW};
-  const auto inference = dnnl::prop_kind::forward_inference;
+  const PreparedConv& c = preparedConv(transposed, g);
   const dnnl::engine& engine = oneDnnEngine();
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(src, engine, x)},
-                                       {DNNL_ARG_WEIGHTS, memory(weights, engine, w)},
-                                       {DNNL_ARG_DST, memory(dst, engine, out)}};
-  if (g.bias) args.emplace(DNNL_ARG_BIAS, memory(biasDesc, engine, f32Data(operands[2], biasCopy)));
   dnnl::stream stream(engine);
-  if (transposed) {
-    const auto direct = dnnl::algorithm::deconvolution_direct;
-    auto desc = g.bias
-                    ? dnnl::deconvolution_forward::desc(inference, direct, src, weights, biasDesc,
-                                                        dst, strides, dilates, padBefore, padAfter)
-                    : dnnl::deconvolution_forward::desc(inference, direct, src, weights, dst,
-                                                        strides, dilates, padBefore, padAfter);
-    dnnl::deconvolution_forward::primitive_desc primitive(desc, engine);
-    dnnl::deconvolution_forward(primitive).execute(stream, args);
-  } else {
-    const auto direct = dnnl::algorithm::convolution_direct;
-    auto desc = g.bias ? dnnl::convolution_forward::desc(inference, direct, src, weights, biasDesc,
-                                                         dst, strides, dilates, padBefore, padAfter)
-                       : dnnl::convolution_forward::desc(inference, direct, src, weights, dst,
-                                                         strides, dilates, padBefore, padAfter);
-    dnnl::convolution_forward::primitive_desc primitive(desc, engine);
-    dnnl::convolution_forward(primitive).execute(stream, args);
-  }
+  // The weights are reordered at every call: a training step changes them.
+  memory src = inLayout(memory(c.plainSrc, engine, x), c.src, stream);
+  memory weights = inLayout(memory(c.plainWeights, engine, w), c.weights, stream);
+  memory plainDst(c.plainDst, engine, out);
+  memory dst = c.dst == c.plainDst ? plainDst : memory(c.dst, engine);
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src},
+                                       {DNNL_ARG_WEIGHTS, weights},
+                                       {DNNL_ARG_DST, dst},
+                                       {DNNL_ARG_SCRATCHPAD, memory(c.scratchpad, engine)}};
+  if (g.bias) args.emplace(DNNL_ARG_BIAS, memory(c.bias, engine, f32Data(operands[2], biasCopy)));
+  c.primitive.execute(stream, args);
+  if (dst != plainDst) dnnl::reorder(dst, plainDst).execute(stream, dst, plainDst);
   stream.wait();
   for (size_t i = 0; i < scratch.size(); ++i)
     result.storeFloat(static_cast<int64_t>(i), scratch[i]);

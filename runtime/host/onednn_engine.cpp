@@ -7,4 +7,10 @@ const dnnl::engine& oneDnnEngine() {
   return engine;
 }
 
+dnnl::primitive_attr userScratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
 }  // namespace gxc
