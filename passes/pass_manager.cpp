@@ -1,5 +1,6 @@
 #include "passes/pass_manager.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -27,12 +28,18 @@ void PassManager::add(std::string_view passName) {
 
 void PassManager::add(std::unique_ptr<Pass> pass) { passes_.push_back(std::move(pass)); }
 
+bool verifyEachPassFromEnvironment() {
+  const char* value = std::getenv("GXC_VERIFY_EACH_PASS");
+  return value && *value && std::string_view(value) != "0";
+}
+
 void PassManager::afterPass(const Graph& graph, const Pass& pass, size_t index) const {
-#ifdef GXC_VERIFY_EACH_PASS
-  std::vector<std::string> problems = verifyGraph(graph);
-  GXC_CHECK(problems.empty(), "IR invalid after pass {}: {}", pass.name(),
-            fmt::join(problems, "; "));
-#endif
+  // The graph a pipeline hands on is always verified; the ones between passes when asked.
+  if (options_.verifyEachPass || index + 1 == passes_.size()) {
+    std::vector<std::string> problems = verifyGraph(graph);
+    GXC_CHECK(problems.empty(), "IR invalid after pass {}: {}", pass.name(),
+              fmt::join(problems, "; "));
+  }
   if (options_.irStream && (options_.printIrAfter == "all" || options_.printIrAfter == pass.name()))
     *options_.irStream << "// ----- IR after " << pass.name() << " -----\n" << printGraph(graph);
   if (!options_.dumpIrDir.empty()) {

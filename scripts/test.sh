@@ -10,6 +10,9 @@
 # is the redraw of the progress line); then the parsers' libFuzzer targets for a bounded time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Every gxc the tests run verifies the IR after each pass (passes/pass_manager.h), the ONNX
+# node tests' and the fuzzers' too.
+export GXC_VERIFY_EACH_PASS=1
 # The venvs first: the build's configure step finds in them the Pythons of the onnx_networks
 # and train_fixtures tests.
 scripts/install-deps.sh

@@ -28,6 +28,8 @@ config.environment["PATH"] = os.pathsep.join(
 # shared between tests and never written to the user's cache. A test of the cache itself sets
 # its own GXC_CACHE_DIR.
 config.environment["GXC_CACHE_DIR"] = os.path.join(config.gxc_binary_dir, "kernel-cache")
+# The IR verifier after every pass, not only after the last (passes/pass_manager.h).
+config.environment["GXC_VERIFY_EACH_PASS"] = "1"
 
 # `REQUIRES: cuda` / `UNSUPPORTED: cuda`: tests of a gxc built with or without the CUDA toolkit.
 # `REQUIRES: ptxas`: tests that assemble PTX; lit reports them UNSUPPORTED (a visible skip)
