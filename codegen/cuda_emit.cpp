@@ -361,8 +361,33 @@ LaunchShape gpuRowLaunch(int64_t rows, int64_t rowLength) {
   return {std::clamp<int64_t>(rows, 1, kGpuMaxGrid), block};
 }
 
-LaunchShape hostElementwiseLaunch(int64_t count) {
-  return {std::clamp<int64_t>(count / kHostBlockWork, 1, kHostMaxGrid), 1};
+LaunchShape hostElementwiseLaunch(int64_t count, int64_t workPerElement) {
+  return {std::clamp<int64_t>(count * workPerElement / kHostBlockWork, 1, kHostMaxGrid), 1};
+}
+
+int64_t elementWork(const std::vector<const Op*>& members) {
+  int64_t work = 1;
+  for (const Op* op : members) {
+    switch (op->kind) {
+      case OpKind::Pow:
+      case OpKind::Sigmoid:
+      case OpKind::Tanh:
+      case OpKind::Exp:
+      case OpKind::Log:
+      case OpKind::Gelu:
+      case OpKind::Erf:
+      case OpKind::Sin:
+      case OpKind::Cos:
+      case OpKind::Silu:
+      case OpKind::Elu:
+      case OpKind::Softplus:
+        work += kHostMathWork;
+        break;
+      default:
+        break;
+    }
+  }
+  return work;
 }
 
 LaunchShape hostRowLaunch(int64_t rows, int64_t rowLength) {

@@ -40,9 +40,14 @@ struct KernelArgs {
 constexpr int64_t kGpuBlock = 256;  // threads per block on GPUs: a multiple of the warp
 constexpr int64_t kGpuMaxGrid = 65535;
 // On the host, blocks run in parallel on the cores (gxc_host_launch). A block should carry at
-// least kHostBlockWork elements: fewer, and waking a second core costs more than it saves.
-// kHostMaxGrid blocks leave room to balance many cores.
-constexpr int64_t kHostBlockWork = 16384;
+// least kHostBlockWork units of work, an element of a memory-bound kernel being one unit and
+// each math function it calls (exp, tanh, erf, ...) kHostMathWork more: below that, handing
+// a block to another core costs more than it saves, the more so as that core must first fetch
+// the operands the producing core just wrote (measured: a bias and relu over 65,536 floats
+// ran 20 times slower on two cores than on one). kHostMaxGrid blocks leave room to balance
+// many cores.
+constexpr int64_t kHostBlockWork = 131072;
+constexpr int64_t kHostMathWork = 16;
 constexpr int64_t kHostMaxGrid = 256;
 
 // "float", "double", "unsigned short" (f16, bf16), "int", "long long", "unsigned char" (bool)
@@ -117,9 +122,12 @@ std::string elementwiseTail(const std::vector<const Op*>& members, const Value* 
 std::string gridStrideLoop(const std::string& index, int64_t count, const std::string& indent);
 LaunchShape gpuElementwiseLaunch(int64_t count);
 LaunchShape gpuRowLaunch(int64_t rows, int64_t rowLength);
-// The host's launch of a grid-stride loop over `count` independent elements: chunks of at
-// least kHostBlockWork elements.
-LaunchShape hostElementwiseLaunch(int64_t count);
+// The host's launch of a grid-stride loop over `count` independent elements of
+// `workPerElement` units each (elementWork): blocks of at least kHostBlockWork units.
+LaunchShape hostElementwiseLaunch(int64_t count, int64_t workPerElement = 1);
+// The work units of one element of the fused `members`: one, plus kHostMathWork for each
+// member that calls a math function.
+int64_t elementWork(const std::vector<const Op*>& members);
 // The host's launch of a kernel with one block per row: every row its own block when the
 // kernel is worth spreading over the cores (`rows` x `rowLength` elements of work), one
 // block (which loops over the rows) when it is not.

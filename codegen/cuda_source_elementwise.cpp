@@ -21,7 +21,7 @@ KernelBody elementwiseBody(const std::vector<const Op*>& members, const KernelAr
   std::string body = pointerDecls(args) + gridStrideLoop("i", count, "  ") +
                      elementwiseTail(members, root, args, {}, "i", "    ") + "  }\n";
   return {std::move(family), std::move(body), gpuElementwiseLaunch(count),
-          hostElementwiseLaunch(count)};
+          hostElementwiseLaunch(count, elementWork(members))};
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
 #include "runtime/host/cpu_gemm.h"
 
 #include <algorithm>
+#include <optional>
 #include <type_traits>
 
 #include <cblas.h>
+#include <omp.h>
 
 namespace gxc {
 namespace {
@@ -38,10 +40,31 @@ class ComputeView {
   std::vector<T> copy_;
 };
 
+// Below this many multiply-adds a GEMM runs on the calling thread. OpenBLAS splits from
+// 262,144 on (its SMP threshold), where on two cores the split cost more than it saved: the
+// regression MLP at batch 4096 (4096x16x13, 4096x32x16) ran twice as long on two threads as on
+// one, the other core waking, then the epilogue kernel fetching the product from its cache.
+constexpr int64_t kSerialGemmWork = int64_t{1} << 23;
+
+// OpenBLAS's OpenMP build runs on as many threads as omp_get_max_threads() says for the
+// calling thread; this sets that to one for a scope.
+class OneThreadScope {
+ public:
+  OneThreadScope() : saved_(omp_get_max_threads()) { omp_set_num_threads(1); }
+  ~OneThreadScope() { omp_set_num_threads(saved_); }
+  OneThreadScope(const OneThreadScope&) = delete;
+  OneThreadScope& operator=(const OneThreadScope&) = delete;
+
+ private:
+  int saved_;
+};
+
 // C[m,n] = op(A) op(B) + beta C for row-major A and B, where op() transposes when asked.
 template <typename T>
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c,
           T beta = 0) {
+  std::optional<OneThreadScope> serial;
+  if (m * n * k < kSerialGemmWork) serial.emplace();
   auto gemmOfT = [] {
     if constexpr (std::is_same_v<T, double>)
       return cblas_dgemm;

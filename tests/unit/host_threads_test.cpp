@@ -77,8 +77,11 @@ TEST(HostLaunchShapeTest, WorkDecidesTheHostGrid) {
   EXPECT_EQ(cuda::hostElementwiseLaunch(100).grid, 1);
   EXPECT_EQ(cuda::hostElementwiseLaunch(cuda::kHostBlockWork * 5).grid, 5);
   EXPECT_EQ(cuda::hostElementwiseLaunch(int64_t{1} << 40).grid, cuda::kHostMaxGrid);
+  // A math function weighs kHostMathWork elements: a tanh spreads where a relu does not.
+  EXPECT_EQ(cuda::hostElementwiseLaunch(65536, 1).grid, 1);
+  EXPECT_EQ(cuda::hostElementwiseLaunch(65536, 1 + cuda::kHostMathWork).grid, 8);
   EXPECT_EQ(cuda::hostRowLaunch(8, 32).grid, 1);  // 256 elements: one block loops the rows
-  EXPECT_EQ(cuda::hostRowLaunch(4096, 32).grid, 4096);
+  EXPECT_EQ(cuda::hostRowLaunch(16384, 32).grid, 16384);
   EXPECT_EQ(cuda::hostRowLaunch(1, int64_t{1} << 30).grid, 1);
 }
 
