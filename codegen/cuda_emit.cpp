@@ -345,8 +345,10 @@ std::string elementwiseTail(const std::vector<const Op*>& members, const Value* 
          "\n";
 }
 
-std::string gridStrideLoop(const std::string& index, int64_t count, const std::string& indent) {
-  return fmt::format("{0}GXC_GRID_STRIDE({1}, {2}) {{\n", indent, index, intLiteral(count));
+std::string gridStrideLoop(const std::string& index, int64_t count, const std::string& indent,
+                           bool simd) {
+  return fmt::format("{0}GXC_GRID_STRIDE{1}({2}, {3}) {{\n", indent, simd ? "_SIMD" : "", index,
+                     intLiteral(count));
 }
 
 LaunchShape gpuElementwiseLaunch(int64_t count) {

@@ -18,10 +18,11 @@ KernelBody elementwiseBody(const std::vector<const Op*>& members, const KernelAr
     GXC_CHECK(isElementwise(op->kind) || isChannelwise(op->kind),
               "layer '{}': {} in an elementwise kernel", op->layerName(), opName(op->kind));
   int64_t count = root->type.numel();
-  std::string body = pointerDecls(args) + gridStrideLoop("i", count, "  ") +
+  int64_t work = elementWork(members);
+  std::string body = pointerDecls(args) + gridStrideLoop("i", count, "  ", work > 1) +
                      elementwiseTail(members, root, args, {}, "i", "    ") + "  }\n";
   return {std::move(family), std::move(body), gpuElementwiseLaunch(count),
-          hostElementwiseLaunch(count, elementWork(members))};
+          hostElementwiseLaunch(count, work)};
 }
 
 }  // namespace

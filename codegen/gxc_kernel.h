@@ -55,9 +55,11 @@ GXC_FN float gxc_bits_float(unsigned bits) { return __uint_as_float(bits); }
 #endif
 
 // A grid-stride loop: thread t of the grid takes elements t, t + the grid's threads, ...
+// (GXC_GRID_STRIDE_SIMD is the same loop: the host vectorizes it.)
 #define GXC_GRID_STRIDE(i, n)                                               \
   for (gxc_i64 i = (gxc_i64)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
        i += (gxc_i64)blockDim.x * gridDim.x)
+#define GXC_GRID_STRIDE_SIMD(i, n) GXC_GRID_STRIDE(i, n)
 
 // Block-wide sum and max: every thread passes its partial value and gets the block's. Warp
 // shuffles, then one value per warp through shared memory; blockDim is a multiple of 32.
@@ -203,17 +205,29 @@ GXC_FN gxc_i64 gxc_block_arg(T v, gxc_i64 i, bool largest) {
 #define GXC_FN static inline
 
 // The C math library, declared rather than included: the host build of a graph's kernels
-// then parses nothing but this header, which keeps each compile short.
+// then parses nothing but this header, which keeps each compile short. The f32 functions that
+// glibc's vector math library (libmvec) also has are declared `simd`, as glibc's own math.h
+// declares them under -ffast-math: a loop that calls them then vectorizes, each call computing
+// 16 lanes at once (within glibc's documented 4 ulp), where one call per element took a third
+// of a transformer block's generated-kernel time.
 extern "C" {
+#pragma omp declare simd notinbranch
 float expf(float);
+#pragma omp declare simd notinbranch
 float logf(float);
+#pragma omp declare simd notinbranch
 float tanhf(float);
 float sqrtf(float);
+#pragma omp declare simd notinbranch
 float erff(float);
+#pragma omp declare simd notinbranch
 float expm1f(float);
+#pragma omp declare simd notinbranch
 float log1pf(float);
 float fabsf(float);
+#pragma omp declare simd notinbranch
 float sinf(float);
+#pragma omp declare simd notinbranch
 float cosf(float);
 float floorf(float);
 float ceilf(float);
@@ -278,7 +292,11 @@ GXC_FN T gxc_warp_sum(T v) {
 
 // The grid-stride loop on the host: each block (one thread) takes one contiguous chunk of the
 // n elements, the chunks in order and as even as they can be. Contiguous, so that a core
-// streams through its own cache lines and the compiler can vectorize the loop.
+// streams through its own cache lines. GXC_GRID_STRIDE_SIMD, which codegen writes for loops
+// that call math functions, also vectorizes it (`omp simd`: the iterations are independent,
+// as the GPU threads that run them in parallel are), each call of expf, erff, ... computing
+// 16 lanes; forcing it on every loop would cost each host build of a graph's kernels half
+// again its time for memory-bound loops that gain nothing.
 GXC_FN gxc_i64 gxc_chunk_start(gxc_i64 n, gxc_i64 block) {
   gxc_i64 quotient = n / gridDim.x, remainder = n % gridDim.x;
   return quotient * block + (block < remainder ? block : remainder);
@@ -287,6 +305,9 @@ GXC_FN gxc_i64 gxc_chunk_start(gxc_i64 n, gxc_i64 block) {
   for (gxc_i64 i = gxc_chunk_start((n), blockIdx.x),                    \
                i##_end = gxc_chunk_start((n), (gxc_i64)blockIdx.x + 1); \
        i < i##_end; ++i)
+#define GXC_GRID_STRIDE_SIMD(i, n)                                       \
+  _Pragma("omp simd") for (gxc_i64 i = gxc_chunk_start((n), blockIdx.x); \
+                           i < gxc_chunk_start((n), (gxc_i64)blockIdx.x + 1); ++i)
 
 // Runs blocks 0 .. grid-1 of `kernel`: a grid of one block on the calling thread, a larger
 // one spread over OpenMP's threads (OMP_NUM_THREADS; the pool oneDNN uses too), each thread
