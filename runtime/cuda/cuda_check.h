@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "ir/diagnostic.h"
-#include "runtime/cuda/cublaslt_library.h"
+#include "runtime/cuda/cuda_cublaslt.h"
 
 namespace gxc {
 

@@ -1,4 +1,4 @@
-#include "runtime/cuda/cublaslt_library.h"
+#include "runtime/cuda/cuda_cublaslt.h"
 
 #include "codegen/toolkit_library.h"
 
