@@ -118,7 +118,7 @@ std::string elementwiseTail(const std::vector<const Op*>& members, const Value* 
 
 // A grid-stride loop over `count` elements: `index` takes every value once across the grid
 // (GXC_GRID_STRIDE of gxc_kernel.h: strided on GPUs, one contiguous chunk per block on the
-// host; `simd`, which pays where the body calls math functions: vectorized on the host). Its
+// host; `simd`, for elementwise bodies: vectorized on the host too). Its
 // iterations must be independent: the host runs the chunks in parallel.
 std::string gridStrideLoop(const std::string& index, int64_t count, const std::string& indent,
                            bool simd = false);

@@ -19,7 +19,7 @@ KernelBody elementwiseBody(const std::vector<const Op*>& members, const KernelAr
               "layer '{}': {} in an elementwise kernel", op->layerName(), opName(op->kind));
   int64_t count = root->type.numel();
   int64_t work = elementWork(members);
-  std::string body = pointerDecls(args) + gridStrideLoop("i", count, "  ", work > 1) +
+  std::string body = pointerDecls(args) + gridStrideLoop("i", count, "  ", /*simd=*/true) +
                      elementwiseTail(members, root, args, {}, "i", "    ") + "  }\n";
   return {std::move(family), std::move(body), gpuElementwiseLaunch(count),
           hostElementwiseLaunch(count, work)};

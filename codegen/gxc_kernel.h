@@ -292,11 +292,11 @@ GXC_FN T gxc_warp_sum(T v) {
 
 // The grid-stride loop on the host: each block (one thread) takes one contiguous chunk of the
 // n elements, the chunks in order and as even as they can be. Contiguous, so that a core
-// streams through its own cache lines. GXC_GRID_STRIDE_SIMD, which codegen writes for loops
-// that call math functions, also vectorizes it (`omp simd`: the iterations are independent,
-// as the GPU threads that run them in parallel are), each call of expf, erff, ... computing
-// 16 lanes; forcing it on every loop would cost each host build of a graph's kernels half
-// again its time for memory-bound loops that gain nothing.
+// streams through its own cache lines. GXC_GRID_STRIDE_SIMD, which codegen writes for the
+// elementwise kernels, also vectorizes it (`omp simd`: the iterations are independent, as the
+// GPU threads that run them in parallel are), each call of expf, erff, ... computing 16 lanes.
+// The other kernels' loops (transposes, gathers, pools) compute indices more than values and
+// stay scalar: forcing them too cost host builds time for nothing.
 GXC_FN gxc_i64 gxc_chunk_start(gxc_i64 n, gxc_i64 block) {
   gxc_i64 quotient = n / gridDim.x, remainder = n % gridDim.x;
   return quotient * block + (block < remainder ? block : remainder);

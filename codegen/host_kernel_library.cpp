@@ -184,8 +184,8 @@ std::string hostInstructionSet() {
 }  // namespace
 
 const std::vector<std::string>& hostCompilerFlags() {
-  // The machine's vector instructions, and -O2: the kernels' loops that call math functions
-  // are marked `omp simd` (GXC_GRID_STRIDE_SIMD) and vectorize without -O3, which doubled the
+  // The machine's vector instructions, and -O2: the elementwise kernels' loops are marked
+  // `omp simd` (GXC_GRID_STRIDE_SIMD) and vectorize without -O3, which doubled the
   // time of every host build of a graph's kernels. -ffp-contract=off: no fused multiply-add,
   // whatever the instruction set, so that a kernel rounds as NVRTC's build of it does
   // (--fmad=false, codegen/nvrtc_compiler.cpp); without -ffast-math, vectorizing never
