@@ -48,6 +48,11 @@ constexpr int64_t kGpuMaxGrid = 65535;
 // many cores.
 constexpr int64_t kHostBlockWork = 131072;
 constexpr int64_t kHostMathWork = 16;
+// From this many elements on, an elementwise kernel's loop is vectorized on the host
+// (GXC_GRID_STRIDE_SIMD). Below, the few microseconds it would save never repay what
+// vectorizing costs the host build: the small models' training graphs, all small loops,
+// took half again as long to build.
+constexpr int64_t kHostSimdElements = 16384;
 constexpr int64_t kHostMaxGrid = 256;
 
 // "float", "double", "unsigned short" (f16, bf16), "int", "long long", "unsigned char" (bool)
@@ -118,7 +123,7 @@ std::string elementwiseTail(const std::vector<const Op*>& members, const Value* 
 
 // A grid-stride loop over `count` elements: `index` takes every value once across the grid
 // (GXC_GRID_STRIDE of gxc_kernel.h: strided on GPUs, one contiguous chunk per block on the
-// host; `simd`, for elementwise bodies: vectorized on the host too). Its
+// host; `simd`, for large elementwise loops: vectorized on the host too). Its
 // iterations must be independent: the host runs the chunks in parallel.
 std::string gridStrideLoop(const std::string& index, int64_t count, const std::string& indent,
                            bool simd = false);

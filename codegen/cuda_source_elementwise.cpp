@@ -19,7 +19,8 @@ KernelBody elementwiseBody(const std::vector<const Op*>& members, const KernelAr
               "layer '{}': {} in an elementwise kernel", op->layerName(), opName(op->kind));
   int64_t count = root->type.numel();
   int64_t work = elementWork(members);
-  std::string body = pointerDecls(args) + gridStrideLoop("i", count, "  ", /*simd=*/true) +
+  std::string body = pointerDecls(args) +
+                     gridStrideLoop("i", count, "  ", count >= kHostSimdElements) +
                      elementwiseTail(members, root, args, {}, "i", "    ") + "  }\n";
   return {std::move(family), std::move(body), gpuElementwiseLaunch(count),
           hostElementwiseLaunch(count, work)};

@@ -293,7 +293,7 @@ GXC_FN T gxc_warp_sum(T v) {
 // The grid-stride loop on the host: each block (one thread) takes one contiguous chunk of the
 // n elements, the chunks in order and as even as they can be. Contiguous, so that a core
 // streams through its own cache lines. GXC_GRID_STRIDE_SIMD, which codegen writes for the
-// elementwise kernels, also vectorizes it (`omp simd`: the iterations are independent, as the
+// large elementwise kernels, also vectorizes it (`omp simd`: the iterations are independent, as the
 // GPU threads that run them in parallel are), each call of expf, erff, ... computing 16 lanes.
 // The other kernels' loops (transposes, gathers, pools) compute indices more than values and
 // stay scalar: forcing them too cost host builds time for nothing.

@@ -184,7 +184,7 @@ std::string hostInstructionSet() {
 }  // namespace
 
 const std::vector<std::string>& hostCompilerFlags() {
-  // The machine's vector instructions, and -O2: the elementwise kernels' loops are marked
+  // The machine's vector instructions, and -O2: the large elementwise kernels' loops are marked
   // `omp simd` (GXC_GRID_STRIDE_SIMD) and vectorize without -O3, which doubled the
   // time of every host build of a graph's kernels. -ffp-contract=off: no fused multiply-add,
   // whatever the instruction set, so that a kernel rounds as NVRTC's build of it does

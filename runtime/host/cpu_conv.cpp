@@ -16,6 +16,9 @@ namespace {
 
 using dnnl::memory;
 
+// Multiply-adds from which a convolution runs in oneDNN's blocked layouts (PreparedConv).
+constexpr int64_t kBlockedConvWork = int64_t{1} << 22;
+
 // What a convolution primitive depends on: its geometry, and whether it is transposed.
 using ConvKey = std::tuple<bool, std::vector<int64_t>>;
 
@@ -30,7 +33,8 @@ ConvKey keyOf(bool transposed, const ConvGeometry& g) {
 // One convolution's primitive and its layouts: the plain ones of gxc's tensors (NCHW, and
 // PyTorch's weight layouts) and the ones oneDNN chose for speed (blocked: channels in groups
 // of 8 or 16 innermost, which its direct JIT kernels vectorize; on plain NCHW it falls back
-// to im2col and a GEMM, which cost resnet_cifar twice its time). Made once per geometry.
+// to im2col and a GEMM, which cost resnet_cifar twice its time), from kBlockedConvWork on.
+// Made once per geometry.
 struct PreparedConv {
   memory::desc plainSrc, plainWeights, plainDst, bias;
   memory::desc src, weights, dst;  // the primitive's
@@ -59,7 +63,14 @@ PreparedConv prepare(bool transposed, const ConvGeometry& g) {
   c.plainDst = memory::desc(dstDims, f32, memory::format_tag::nchw);
   c.plainWeights = memory::desc(weightDims, f32, weightLayout);
   c.bias = memory::desc({g.outChannels}, f32, memory::format_tag::a);
-  memory::desc src(srcDims, f32, any), dst(dstDims, f32, any), weights(weightDims, f32, any);
+  // Small convolutions keep the plain layouts: generating blocked kernels and the reorders
+  // around them costs milliseconds per geometry, more than such a convolution saves in a run.
+  const int64_t work =
+      g.batch * g.outChannels * g.outH * g.outW * (g.inChannels / g.groups) * g.kernelH * g.kernelW;
+  const bool blocked = work >= kBlockedConvWork;
+  memory::desc src = blocked ? memory::desc(srcDims, f32, any) : c.plainSrc;
+  memory::desc dst = blocked ? memory::desc(dstDims, f32, any) : c.plainDst;
+  memory::desc weights = blocked ? memory::desc(weightDims, f32, any) : c.plainWeights;
   const memory::dims strides{g.strideH, g.strideW};
   // oneDNN counts dilation from 0 (no gap), PyTorch from 1.
   const memory::dims dilates{g.dilationH - 1, g.dilationW - 1};
