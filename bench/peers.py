@@ -206,30 +206,29 @@ def check_close(side, actual, expected, case):
 # ---- the models -----------------------------------------------------------------------------
 
 
-class WideMlp(nn.Module):
-    """bench/models/mlp_wide_gelu.yaml."""
+class Mlp(nn.Module):
+    """Linear layers fc1, fc2, ... of the given widths, each but the last followed by its
+    activation: the wide MLP (bench/models/mlp_wide_gelu.yaml) and the regression MLP
+    (models/mlp.yaml, bench/models/mlp_batch.yaml at any batch)."""
 
-    def __init__(self):
+    def __init__(self, widths, activations):
         super().__init__()
-        self.fc1 = nn.Linear(1024, 4096)
-        self.fc2 = nn.Linear(4096, 4096)
-        self.fc3 = nn.Linear(4096, 1024)
+        self.activations = activations
+        for i, (width_in, width_out) in enumerate(zip(widths, widths[1:])):
+            setattr(self, f"fc{i + 1}", nn.Linear(width_in, width_out))
 
     def forward(self, x):
-        return self.fc3(F.gelu(self.fc2(F.relu(self.fc1(x)))))
+        for i, activation in enumerate(self.activations):
+            x = activation(getattr(self, f"fc{i + 1}")(x))
+        return getattr(self, f"fc{len(self.activations) + 1}")(x)
 
 
-class RegressionMlp(nn.Module):
-    """models/mlp.yaml, and bench/models/mlp_batch.yaml at any batch."""
+def WideMlp():
+    return Mlp((1024, 4096, 4096, 1024), (F.relu, F.gelu))
 
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(13, 16)
-        self.fc2 = nn.Linear(16, 32)
-        self.fc3 = nn.Linear(32, 1)
 
-    def forward(self, x):
-        return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
+def RegressionMlp():
+    return Mlp((13, 16, 32, 1), (F.relu, F.relu))
 
 
 class TransformerBlock(nn.Module):
