@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <set>
 
 #include <fmt/format.h>
@@ -125,10 +126,10 @@ bool namesIdentifier(const std::string& code, const std::string& name) {
 }  // namespace
 
 std::string unravel(const std::string& index, const Shape& shape, const std::string& prefix,
-                    const std::string& indent, const std::string& user) {
+                    const std::string& indent, const std::string& user, size_t fromDim) {
   std::vector<int64_t> strides = rowMajorStrides(shape);
   std::string out;
-  for (size_t d = 0; d < shape.size(); ++d) {
+  for (size_t d = fromDim; d < shape.size(); ++d) {
     if (!namesIdentifier(user, prefix + std::to_string(d))) continue;
     // Division by the baked stride, then modulo the baked size: constants the compilers fold.
     std::string coord =
@@ -137,6 +138,33 @@ std::string unravel(const std::string& index, const Shape& shape, const std::str
     out += fmt::format("{}const gxc_i64 {}{} = {};\n", indent, prefix, d, coord);
   }
   return out;
+}
+
+namespace {
+
+// `shape` with 1s before it to outShape's rank, as broadcasting aligns it.
+Shape alignedTo(const Shape& shape, const Shape& outShape) {
+  GXC_CHECK(shape.size() <= outShape.size(), "{} does not broadcast to {}", shapeString(shape),
+            shapeString(outShape));
+  Shape aligned(outShape.size() - shape.size(), 1);
+  aligned.insert(aligned.end(), shape.begin(), shape.end());
+  return aligned;
+}
+
+}  // namespace
+
+bool spansInnerDims(const Shape& shape, const Shape& outShape, size_t outerDims) {
+  Shape aligned = alignedTo(shape, outShape);
+  for (size_t d = 0; d < aligned.size(); ++d)
+    if (aligned[d] != (d < outerDims ? 1 : outShape[d])) return false;
+  return true;
+}
+
+bool fixedOverInnerDims(const Shape& shape, const Shape& outShape, size_t outerDims) {
+  Shape aligned = alignedTo(shape, outShape);
+  for (size_t d = outerDims; d < aligned.size(); ++d)
+    if (aligned[d] != 1) return false;
+  return true;
 }
 
 std::string broadcastIndex(const Shape& shape, const Shape& outShape, const std::string& prefix) {
@@ -285,7 +313,7 @@ ElementwiseCode elementwiseValue(const std::vector<const Op*>& members, const Va
                                  const KernelArgs& args,
                                  const std::map<const Value*, std::string>& given,
                                  const std::string& rootIndex, const std::string& indent,
-                                 const std::string& prefix) {
+                                 const std::string& prefix, const InnerRuns& runs) {
   const Shape& rootShape = root->type.shape;
   std::map<const Value*, std::string> names = given;
   std::string loads, compute;
@@ -307,7 +335,10 @@ ElementwiseCode elementwiseValue(const std::vector<const Op*>& members, const Va
                   "member '{}' read before it is computed", operand->name);
         int arg = args.indexOf(operand);
         std::string index = rootIndex;
-        if (operand->type.shape != rootShape) {
+        if (operand->type.shape != rootShape && runs.outerDims > 0 &&
+            spansInnerDims(operand->type.shape, rootShape, runs.outerDims)) {
+          index = runs.innerIndex;
+        } else if (operand->type.shape != rootShape) {
           index = broadcastIndex(operand->type.shape, rootShape, prefix + "c");
           needsCoords = true;
         }
@@ -330,24 +361,26 @@ ElementwiseCode elementwiseValue(const std::vector<const Op*>& members, const Va
     return {"", loadElement(root->type.dtype, fmt::format("in{}", arg), rootIndex)};
   }
   std::string coords =
-      needsCoords ? unravel(rootIndex, rootShape, prefix + "c", indent, loads) : "";
+      needsCoords ? unravel(rootIndex, rootShape, prefix + "c", indent, loads, runs.outerDims) : "";
   return {coords + loads + compute, names.at(root)};
 }
 
 std::string elementwiseTail(const std::vector<const Op*>& members, const Value* root,
                             const KernelArgs& args,
                             const std::map<const Value*, std::string>& given,
-                            const std::string& rootIndex, const std::string& indent) {
+                            const std::string& rootIndex, const std::string& indent,
+                            const InnerRuns& runs) {
   GXC_CHECK(!members.empty() || given.count(root), "the root '{}' of a kernel is never computed",
             root->name);
-  ElementwiseCode code = elementwiseValue(members, root, args, given, rootIndex, indent, "");
+  ElementwiseCode code = elementwiseValue(members, root, args, given, rootIndex, indent, "", runs);
   return code.statements + indent + storeElement(root->type.dtype, "out", rootIndex, code.value) +
          "\n";
 }
 
 std::string gridStrideLoop(const std::string& index, int64_t count, const std::string& indent,
                            bool simd) {
-  return fmt::format("{0}GXC_GRID_STRIDE{1}({2}, {3}) {{\n", indent, simd ? "_SIMD" : "", index,
+  const char* variant = !simd ? "" : count <= std::numeric_limits<int>::max() ? "_SIMD32" : "_SIMD";
+  return fmt::format("{0}GXC_GRID_STRIDE{1}({2}, {3}) {{\n", indent, variant, index,
                      intLiteral(count));
 }
 

@@ -53,6 +53,9 @@ constexpr int64_t kHostMathWork = 16;
 // vectorizing costs the host build: the small models' training graphs, all small loops,
 // took half again as long to build.
 constexpr int64_t kHostSimdElements = 16384;
+// The shortest run of an elementwise loop split into runs (InnerRuns) on the host: one vector
+// of AVX-512's sixteen floats; a shorter run would leave its lanes empty.
+constexpr int64_t kHostSimdRun = 16;
 constexpr int64_t kHostMaxGrid = 256;
 
 // "float", "double", "unsigned short" (f16, bf16), "int", "long long", "unsigned char" (bool)
@@ -80,12 +83,19 @@ std::string pointerDecls(const KernelArgs& args, bool bits = false);
 std::vector<int64_t> rowMajorStrides(const Shape& shape);
 // Statements setting `prefix`0 .. `prefix`(rank-1) to the coordinates of flat `index` in
 // `shape` (index itself is not changed); only the coordinates that `user` (the code that
-// reads them) names, so that neither compiler warns of an unused one.
+// reads them) names, so that neither compiler warns of an unused one, and none before
+// `fromDim` (an enclosing loop declares those).
 std::string unravel(const std::string& index, const Shape& shape, const std::string& prefix,
-                    const std::string& indent, const std::string& user);
+                    const std::string& indent, const std::string& user, size_t fromDim = 0);
 // The flat index into a tensor of `shape` of the element that NumPy broadcasting pairs with
 // coordinates `prefix`0.. of `outShape`.
 std::string broadcastIndex(const Shape& shape, const Shape& outShape, const std::string& prefix);
+// Whether `shape`, broadcast into `outShape`, is 1 in outShape's first `outerDims` dims and
+// outShape's own in the rest: its flat index is then the offset in a run of those (InnerRuns).
+bool spansInnerDims(const Shape& shape, const Shape& outShape, size_t outerDims);
+// Whether `shape`, broadcast into `outShape`, is 1 in every dim from `outerDims` on: one
+// element of it serves a whole run of those.
+bool fixedOverInnerDims(const Shape& shape, const Shape& outShape, size_t outerDims);
 
 // The expression of elementwise `op` applied to `operands` (expressions in the compute types
 // of the operands' dtypes), in the compute type of its result's dtype.
@@ -106,11 +116,20 @@ struct ElementwiseCode {
   std::string statements;
   std::string value;
 };
+// In an elementwise loop split into runs (cuda_source_elementwise.cpp), `runs` says which: the
+// enclosing loop declares the coordinates `prefix`c0 .. of the root's first `outerDims` dims,
+// and `innerIndex` counts the elements of one run over the rest. An operand read other than
+// at rootIndex must then vary in none of the inner dims (it is read at outer coordinates) or
+// be the root's shape in exactly those (it is read at innerIndex). outerDims 0: no runs.
+struct InnerRuns {
+  size_t outerDims = 0;
+  std::string innerIndex;
+};
 ElementwiseCode elementwiseValue(const std::vector<const Op*>& members, const Value* root,
                                  const KernelArgs& args,
                                  const std::map<const Value*, std::string>& given,
                                  const std::string& rootIndex, const std::string& indent,
-                                 const std::string& prefix);
+                                 const std::string& prefix, const InnerRuns& runs = {});
 
 // Statements that compute the elementwise `members` at the element `rootIndex` of the last
 // member's result and store it to `out`. Values in `given` are known expressions (an anchor's
@@ -119,7 +138,8 @@ ElementwiseCode elementwiseValue(const std::vector<const Op*>& members, const Va
 std::string elementwiseTail(const std::vector<const Op*>& members, const Value* root,
                             const KernelArgs& args,
                             const std::map<const Value*, std::string>& given,
-                            const std::string& rootIndex, const std::string& indent);
+                            const std::string& rootIndex, const std::string& indent,
+                            const InnerRuns& runs = {});
 
 // A grid-stride loop over `count` elements: `index` takes every value once across the grid
 // (GXC_GRID_STRIDE of gxc_kernel.h: strided on GPUs, one contiguous chunk per block on the

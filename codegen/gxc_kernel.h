@@ -55,11 +55,20 @@ GXC_FN float gxc_bits_float(unsigned bits) { return __uint_as_float(bits); }
 #endif
 
 // A grid-stride loop: thread t of the grid takes elements t, t + the grid's threads, ...
-// (GXC_GRID_STRIDE_SIMD is the same loop: the host vectorizes it.)
+// (GXC_GRID_STRIDE_SIMD and GXC_GRID_STRIDE_SIMD32 are the same loop: the host vectorizes them.)
 #define GXC_GRID_STRIDE(i, n)                                               \
   for (gxc_i64 i = (gxc_i64)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
        i += (gxc_i64)blockDim.x * gridDim.x)
 #define GXC_GRID_STRIDE_SIMD(i, n) GXC_GRID_STRIDE(i, n)
+#define GXC_GRID_STRIDE_SIMD32(i, n) GXC_GRID_STRIDE(i, n)
+// An elementwise loop in runs (codegen's InnerRuns): GXC_RUNS takes `runs` runs of `run`
+// elements, `o` the run, GXC_RUN(j, run) the element's offset `j` in it. On GPUs one loop over
+// all the elements as GXC_GRID_STRIDE, each thread finding o and j of its own; GXC_RUN is empty.
+#define GXC_RUNS(o, j, runs, run)                                                              \
+  for (gxc_i64 gxc_e = (gxc_i64)blockIdx.x * blockDim.x + threadIdx.x; gxc_e < (runs) * (run); \
+       gxc_e += (gxc_i64)blockDim.x * gridDim.x)                                               \
+    for (gxc_i64 o = gxc_e / (run), j = gxc_e % (run), gxc_once = 1; gxc_once; gxc_once = 0)
+#define GXC_RUN(j, run)
 
 // Block-wide sum and max: every thread passes its partial value and gets the block's. Warp
 // shuffles, then one value per warp through shared memory; blockDim is a multiple of 32.
@@ -308,6 +317,17 @@ GXC_FN gxc_i64 gxc_chunk_start(gxc_i64 n, gxc_i64 block) {
 #define GXC_GRID_STRIDE_SIMD(i, n)                                       \
   _Pragma("omp simd") for (gxc_i64 i = gxc_chunk_start((n), blockIdx.x); \
                            i < gxc_chunk_start((n), (gxc_i64)blockIdx.x + 1); ++i)
+// The same for n under 2^31, with an int index: GCC vectorizes neither a 64-bit division (the
+// coordinates of a broadcast operand, as batch_norm's channel) nor a gather at 64-bit
+// indices into floats, but narrows the same expressions of an int back to 32 bits and does.
+#define GXC_GRID_STRIDE_SIMD32(i, n)                                      \
+  _Pragma("omp simd") for (int i = (int)gxc_chunk_start((n), blockIdx.x); \
+                           i < (int)gxc_chunk_start((n), (gxc_i64)blockIdx.x + 1); ++i)
+// The runs: each block a contiguous chunk of them, each run one vectorized loop, in which what
+// is read at the run's outer coordinates (batch_norm's channel, a bias over the rows) is the
+// same for every lane, where the flat loop gathered it lane by lane.
+#define GXC_RUNS(o, j, runs, run) GXC_GRID_STRIDE(o, runs)
+#define GXC_RUN(j, run) _Pragma("omp simd") for (int j = 0; j < (int)(run); ++j)
 
 // Runs blocks 0 .. grid-1 of `kernel`: a grid of one block on the calling thread, a larger
 // one spread over OpenMP's threads (OMP_NUM_THREADS; the pool oneDNN uses too), each thread

@@ -189,10 +189,14 @@ const std::vector<std::string>& hostCompilerFlags() {
   // time of every host build of a graph's kernels. -ffp-contract=off: no fused multiply-add,
   // whatever the instruction set, so that a kernel rounds as NVRTC's build of it does
   // (--fmad=false, codegen/nvrtc_compiler.cpp); without -ffast-math, vectorizing never
-  // reorders a sum. -fopenmp: gxc_host_launch spreads blocks over the cores, and `omp simd`.
+  // reorders a sum. -fno-math-errno: no kernel reads errno, and a sqrtf that must set it is a
+  // library call in every lane, which keeps batch_norm's loop scalar (its results are the
+  // same: sqrt is correctly rounded either way). -fopenmp: gxc_host_launch spreads blocks
+  // over the cores, and `omp simd`.
   static const std::vector<std::string> flags = [] {
-    std::vector<std::string> all{"-std=c++17", "-O2",     "-ffp-contract=off",
-                                 "-fopenmp",   "-shared", "-fPIC"};
+    std::vector<std::string> all{
+        "-std=c++17", "-O2",  "-ffp-contract=off", "-fno-math-errno", "-fopenmp",
+        "-shared",    "-fPIC"};
     if (std::string isa = hostInstructionSet(); !isa.empty()) all.insert(all.begin() + 2, isa);
     return all;
   }();

@@ -191,6 +191,48 @@ graph @bnb(%x: f32[4,3] @cpu, %z: f32[2,4,3] @cpu) -> (r) attributes {seed = 5} 
   return %r
 })",
        2},
+      // From kHostSimdElements on, a loop whose reads broadcast runs in runs of the root's last
+      // dims (codegen's InnerRuns): batch_norm's channel and the residual as resnet has them.
+      {"batch_norm_add_relu_in_runs", R"(
+graph @bnr(%x: f32[2,8,32,32] @cpu, %y: f32[2,8,32,32] @cpu) -> (r) attributes {seed = 5} {
+  %m = param {init = "normal", name = "m", seed = 5} : f32[8] @cpu
+  %v = param {high = 2.0, init = "uniform", low = 0.5, name = "v", seed = 5} : f32[8] @cpu
+  %w = param {init = "normal", name = "w", seed = 5} : f32[8] @cpu
+  %b = param {init = "normal", name = "b", seed = 5} : f32[8] @cpu
+  %n = batch_norm %x, %m, %v, %w, %b {kernel = "k0", num_features = 8} : f32[2,8,32,32] @cpu
+  %s = add %n, %y {kernel = "k0"} : f32[2,8,32,32] @cpu
+  %r = relu %s {kernel = "k0"} : f32[2,8,32,32] @cpu
+  return %r
+})",
+       3},
+      // The same running mean read per channel (an outer coordinate) and broadcast over the
+      // last dim (the offset in a run).
+      {"channel_and_broadcast_reads_in_runs", R"(
+graph @bnc(%x: f32[16,32,32] @cpu) -> (r) attributes {seed = 5} {
+  %m = param {init = "normal", name = "m", seed = 5} : f32[32] @cpu
+  %v = param {high = 2.0, init = "uniform", low = 0.5, name = "v", seed = 5} : f32[32] @cpu
+  %n = batch_norm %x, %m, %v {affine = false, kernel = "k0", num_features = 32} : f32[16,32,32] @cpu
+  %r = sub %n, %m {kernel = "k0"} : f32[16,32,32] @cpu
+  return %r
+})",
+       2},
+      // A bias over the rows spans a run, a per-row scale is fixed over it.
+      {"bias_and_row_scale_in_runs", R"(
+graph @rows(%x: f32[32,512] @cpu, %bias: f32[512] @cpu, %s: f32[32,1] @cpu) -> (r) {
+  %a = add %x, %bias {kernel = "k0"} : f32[32,512] @cpu
+  %b = mul %a, %s {kernel = "k0"} : f32[32,512] @cpu
+  %r = tanh %b {kernel = "k0"} : f32[32,512] @cpu
+  return %r
+})",
+       3},
+      // Rows shorter than a vector stay one flat loop.
+      {"short_rows_stay_flat", R"(
+graph @short(%x: f32[2048,8] @cpu, %bias: f32[8] @cpu) -> (r) {
+  %a = add %x, %bias {kernel = "k0"} : f32[2048,8] @cpu
+  %r = relu %a {kernel = "k0"} : f32[2048,8] @cpu
+  return %r
+})",
+       2},
       // batch_norm in a row anchor's prologue, evaluated wherever softmax reads its input.
       {"batch_norm_then_softmax", R"(
 graph @bns(%x: f32[3,5,6] @cpu) -> (r) attributes {seed = 5} {
@@ -376,6 +418,15 @@ TEST_P(FusedKernelTest, OneKernelForTheFusedGroup) {
   auto found = std::sregex_iterator(source.text.begin(), source.text.end(), definition);
   ASSERT_EQ(std::distance(found, std::sregex_iterator()), 1);
   EXPECT_EQ((*found)[1].str(), source.kernels[0].name);
+  // The large cases' loops (gxc_kernel.h's macros): in runs, or flat.
+  const std::map<std::string, std::string> loops{
+      {"batch_norm_add_relu_in_runs", "GXC_RUNS"},
+      {"channel_and_broadcast_reads_in_runs", "GXC_RUNS"},
+      {"bias_and_row_scale_in_runs", "GXC_RUNS"},
+      {"short_rows_stay_flat", "GXC_GRID_STRIDE_SIMD32"}};
+  if (auto loop = loops.find(GetParam().name); loop != loops.end()) {
+    EXPECT_NE(source.text.find("  " + loop->second + "("), std::string::npos) << source.text;
+  }
 }
 
 TEST_P(FusedKernelTest, CpuMatchesTheReference) {
