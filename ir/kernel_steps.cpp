@@ -55,6 +55,8 @@ int64_t viewByteOffset(const Op& view) {
 KernelSteps::KernelSteps(const Graph& graph) {
   const auto& ops = graph.ops();
   std::set<std::string> kernelNames;
+  steps_.reserve(ops.size());
+  stepIndex_.reserve(ops.size());
   for (size_t i = 0; i < ops.size();) {
     KernelStep step;
     step.kernelAttr = ops[i]->attrs.getString("kernel", "");
@@ -64,16 +66,22 @@ KernelSteps::KernelSteps(const Graph& graph) {
     step.ops.assign(ops.begin() + static_cast<std::ptrdiff_t>(i),
                     ops.begin() + static_cast<std::ptrdiff_t>(end));
     step.kind = stepKindOf(*step.first());
-    // Sets, not searches of the lists: a kernel may have 100,000 members.
-    std::unordered_set<const Op*> members(step.ops.begin(), step.ops.end());
-    std::unordered_set<const Value*> inputs;
-    for (const Op* op : step.ops) {
-      GXC_CHECK(op->device() == step.first()->device(),
-                "kernel {}: member '{}' is on {}, not on {} with the others", step.kernelAttr,
-                op->layerName(), op->device().str(), step.first()->device().str());
-      for (const Value* operand : op->operands) {
-        bool internal = operand->producer && members.count(operand->producer);
-        if (!internal && inputs.insert(operand).second) step.inputs.push_back(operand);
+    if (step.ops.size() == 1) {  // most steps: no member sets to build
+      for (const Value* operand : step.first()->operands)
+        if (std::find(step.inputs.begin(), step.inputs.end(), operand) == step.inputs.end())
+          step.inputs.push_back(operand);
+    } else {
+      // Sets, not searches of the lists: a kernel may have 100,000 members.
+      std::unordered_set<const Op*> members(step.ops.begin(), step.ops.end());
+      std::unordered_set<const Value*> inputs;
+      for (const Op* op : step.ops) {
+        GXC_CHECK(op->device() == step.first()->device(),
+                  "kernel {}: member '{}' is on {}, not on {} with the others", step.kernelAttr,
+                  op->layerName(), op->device().str(), step.first()->device().str());
+        for (const Value* operand : op->operands) {
+          bool internal = operand->producer && members.count(operand->producer);
+          if (!internal && inputs.insert(operand).second) step.inputs.push_back(operand);
+        }
       }
     }
     GXC_CHECK(step.kernelAttr.empty() || kernelNames.insert(step.kernelAttr).second,

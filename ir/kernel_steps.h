@@ -8,8 +8,8 @@
 // first use) when its root runs.
 #pragma once
 
-#include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/graph.h"
@@ -53,7 +53,7 @@ class KernelSteps {
 
  private:
   std::vector<KernelStep> steps_;
-  std::map<const Op*, size_t> stepIndex_;
+  std::unordered_map<const Op*, size_t> stepIndex_;
 };
 
 StepKind stepKindOf(const Op& op);
