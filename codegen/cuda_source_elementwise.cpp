@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "codegen/cuda_emit.h"
@@ -16,7 +17,7 @@ namespace {
 
 // How many of root's first dims a vectorized host loop keeps outside its runs (InnerRuns):
 // the fewest that leave every operand read other than at root's index fixed over a run or
-// spanning it, with runs of at least kHostSimdRun elements. 0 where there is none, or where
+// spanning it, with runs of kHostSimdRun to INT_MAX elements. 0 where there is none, or where
 // the flat loop gathers nothing (every read at root's index, or at a constant channel).
 size_t outerDimsOfRuns(const std::vector<const Op*>& members, const Value& root) {
   const Shape& rootShape = root.type.shape;
@@ -42,7 +43,8 @@ size_t outerDimsOfRuns(const std::vector<const Op*>& members, const Value& root)
   for (size_t outer = fewest; outer < rootShape.size(); ++outer) {
     int64_t run = 1;
     for (size_t d = outer; d < rootShape.size(); ++d) run *= rootShape[d];
-    if (run < kHostSimdRun) break;  // more outer dims only shorten the runs
+    if (run < kHostSimdRun) break;                        // more outer dims only shorten the runs
+    if (run > std::numeric_limits<int>::max()) continue;  // GXC_RUN's index is an int
     bool fits = std::all_of(broadcast.begin(), broadcast.end(), [&](const Shape* shape) {
       return fixedOverInnerDims(*shape, rootShape, outer) ||
              spansInnerDims(*shape, rootShape, outer);
