@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <unordered_map>
 
 #include "ir/kernel_steps.h"
 
@@ -19,35 +20,57 @@ std::string streamOf(const Op& op) {
 
 namespace {
 
-// How far each stream is known to have progressed: stream name -> position of its last op
-// that is ordered before the point this clock describes (-1: none).
-using VectorClock = std::map<std::string, int64_t>;
+// The streams the walk has met, numbered in order of first use: clocks are indexed by number,
+// not keyed by name (a clock is copied for every op, and a map of names made that a third of
+// the pass).
+class StreamIds {
+ public:
+  int idOf(const std::string& stream) {
+    auto [it, inserted] = ids_.try_emplace(stream, static_cast<int>(names_.size()));
+    if (inserted) names_.push_back(stream);
+    return it->second;
+  }
+  const std::string& name(int id) const { return names_[static_cast<size_t>(id)]; }
+
+ private:
+  std::unordered_map<std::string, int> ids_;
+  std::vector<std::string> names_;
+};
+
+// How far each stream is known to have progressed: by stream id, the position of its last op
+// that is ordered before the point this clock describes (-1, or past the end: none).
+using VectorClock = std::vector<int64_t>;
 
 void mergeInto(VectorClock& into, const VectorClock& from) {
-  for (const auto& [stream, position] : from) {
-    auto [it, inserted] = into.emplace(stream, position);
-    if (!inserted && it->second < position) it->second = position;
-  }
+  if (into.size() < from.size()) into.resize(from.size(), -1);
+  for (size_t stream = 0; stream < from.size(); ++stream)
+    into[stream] = std::max(into[stream], from[stream]);
 }
 
-int64_t positionIn(const VectorClock& clock, const std::string& stream) {
-  auto it = clock.find(stream);
-  return it == clock.end() ? -1 : it->second;
+int64_t positionIn(const VectorClock& clock, int stream) {
+  return static_cast<size_t>(stream) < clock.size() ? clock[static_cast<size_t>(stream)] : -1;
 }
 
 struct Scheduled {
-  std::string stream;
+  int stream = -1;
   int64_t position = 0;  // index of the op on its stream
   VectorClock clock;     // what is ordered before this op finishes, itself included
   int64_t recordId = -1;
+  std::vector<int64_t> waits;  // the events it waits for
 };
 
-Attrs withoutSchedule(const Attrs& attrs) {
-  Attrs result = attrs;
-  result.erase("stream");
-  result.erase("wait");
-  result.erase("record");
-  return result;
+// Sets `name` to `value` unless it holds that already; whether it changed.
+bool setIfDifferent(Attrs& attrs, const std::string& name, AttrValue value) {
+  auto it = attrs.all().find(name);
+  if (it != attrs.all().end() && it->second == value) return false;
+  attrs.set(name, std::move(value));
+  return true;
+}
+
+bool eraseIfPresent(Attrs& attrs, const std::string& name) {
+  if (!attrs.has(name)) return false;
+  attrs.erase(name);
+  return true;
 }
 
 // The bytes of a value in its device's arena, by plan-memory's `offset`; none for a resident
@@ -141,10 +164,11 @@ bool AssignStreamsPass::run(Graph& graph, const PassContext&) const {
   // the kernel reads and for the earlier tenants of the bytes it writes. The others then find
   // everything ordered already. The kernel's accesses are its last member's, which records.
   KernelSteps steps(graph);
-  std::map<const Op*, Scheduled> scheduled;
-  std::map<std::string, VectorClock> streamClocks;  // what each stream's next op follows
-  std::map<std::string, int64_t> streamLengths;
-  std::map<const Op*, std::vector<int64_t>> waits;
+  StreamIds streams;
+  std::unordered_map<const Op*, Scheduled> scheduled;
+  scheduled.reserve(graph.ops().size());
+  std::vector<VectorClock> streamClocks;  // by stream id: what its next op follows
+  std::vector<int64_t> streamLengths;     // by stream id
   ArenaAccesses arenas;
   // The steps that read each param which an assign updates (by their roots, which record).
   std::map<const Value*, std::vector<const Op*>> paramReaders;
@@ -164,8 +188,12 @@ bool AssignStreamsPass::run(Graph& graph, const PassContext&) const {
                 "assign-streams before insert-copies: '{}' reads '{}' across devices",
                 op->layerName(), operand->name);
     Scheduled& self = scheduled[op];
-    self.stream = streamOf(*op);
-    VectorClock& clock = streamClocks[self.stream];
+    self.stream = streams.idOf(streamOf(*op));
+    if (static_cast<size_t>(self.stream) == streamClocks.size()) {
+      streamClocks.emplace_back();
+      streamLengths.push_back(0);
+    }
+    VectorClock& clock = streamClocks[static_cast<size_t>(self.stream)];
     const KernelStep& step = steps.stepOf(op);
     std::optional<ByteRange> written;
     if (step.kind != StepKind::View) written = arenaRange(step.root()->result);
@@ -196,11 +224,13 @@ bool AssignStreamsPass::run(Graph& graph, const PassContext&) const {
         covered |= other != source && positionIn(other->clock, source->stream) >= source->position;
       if (covered) continue;
       if (source->recordId < 0) source->recordId = nextEvent++;
-      waits[op].push_back(source->recordId);
+      self.waits.push_back(source->recordId);
       mergeInto(clock, source->clock);
     }
-    self.position = streamLengths[self.stream]++;
-    clock[self.stream] = self.position;
+    self.position = streamLengths[static_cast<size_t>(self.stream)]++;
+    if (clock.size() <= static_cast<size_t>(self.stream))
+      clock.resize(static_cast<size_t>(self.stream) + 1, -1);
+    clock[static_cast<size_t>(self.stream)] = self.position;
     self.clock = clock;
     if (op == step.root()) {
       for (const Value* input : step.inputs)
@@ -209,19 +239,22 @@ bool AssignStreamsPass::run(Graph& graph, const PassContext&) const {
     }
   }
 
+  // Only the attributes that differ are rewritten: copying every op's attributes to compare
+  // them cost as much as the walk.
   bool changed = false;
   for (Op* op : graph.ops()) {
-    Attrs attrs = withoutSchedule(op->attrs);
     auto it = scheduled.find(op);
-    if (it != scheduled.end()) {
-      attrs.set("stream", it->second.stream);
-      if (it->second.recordId >= 0) attrs.set("record", it->second.recordId);
-      if (waits.count(op)) attrs.set("wait", waits[op]);
+    if (it == scheduled.end()) {
+      for (const char* name : {"stream", "wait", "record"})
+        changed |= eraseIfPresent(op->attrs, name);
+      continue;
     }
-    if (!(attrs == op->attrs)) {
-      op->attrs = std::move(attrs);
-      changed = true;
-    }
+    const Scheduled& self = it->second;
+    changed |= setIfDifferent(op->attrs, "stream", streams.name(self.stream));
+    changed |= self.recordId >= 0 ? setIfDifferent(op->attrs, "record", self.recordId)
+                                  : eraseIfPresent(op->attrs, "record");
+    changed |= !self.waits.empty() ? setIfDifferent(op->attrs, "wait", self.waits)
+                                   : eraseIfPresent(op->attrs, "wait");
   }
   return changed;
 }
