@@ -4,6 +4,9 @@
 // unchanged.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <limits>
+
 #include "codegen/cuda_emit.h"
 #include "ir/diagnostic.h"
 #include "ir/infer_type.h"
@@ -11,12 +14,51 @@
 namespace gxc::cuda {
 namespace {
 
+// The shortest last dim a gather runs in runs of (gatherBody): below it, a loop per run costs
+// more than the divisions it saves.
+constexpr int64_t kGatherRun = 8;
+
+// `code`, every line indented two spaces more.
+std::string indentedTwoMore(const std::string& code) {
+  std::string out;
+  for (size_t begin = 0; begin < code.size();) {
+    size_t end = code.find('\n', begin);
+    end = end == std::string::npos ? code.size() : end + 1;
+    out += "  " + code.substr(begin, end - begin);
+    begin = end;
+  }
+  return out;
+}
+
+// One result element per iteration, `gather` (which reads the coordinates c0, c1, ...) copying
+// it. Where the last dim is long enough, in runs of it: the other coordinates are found once
+// per run (a division each), the last one is the run's counter, and a gather contiguous along
+// the last dim (a transpose that keeps it, a slice off it) vectorizes on the host.
 KernelBody gatherBody(const Op& op, const KernelArgs& args, const std::string& gather) {
-  int64_t count = op.result->type.numel();
-  std::string body = pointerDecls(args, /*bits=*/true) + gridStrideLoop("i", count, "  ") +
-                     unravel("i", op.result->type.shape, "c", "    ", gather) + gather + "  }\n";
-  return {std::string(opName(op.kind)), std::move(body), gpuElementwiseLaunch(count),
-          hostElementwiseLaunch(count)};
+  const Shape& shape = op.result->type.shape;
+  const int64_t count = op.result->type.numel();
+  const bool simd = count >= kHostSimdElements;
+  LaunchShape host = hostElementwiseLaunch(count);
+  std::string body = pointerDecls(args, /*bits=*/true);
+  const int64_t run = shape.empty() ? 0 : shape.back();
+  if (shape.size() >= 2 && run >= kGatherRun && run <= std::numeric_limits<int>::max()) {
+    const size_t last = shape.size() - 1;
+    const Shape outer(shape.begin(), shape.end() - 1);
+    const int64_t runs = count / run;
+    host.grid = std::max<int64_t>(1, std::min(host.grid, runs));  // runs is 0 for an empty result
+    std::string inner = fmt::format("      const gxc_i64 i = o * {} + j;\n", intLiteral(run)) +
+                        fmt::format("      const gxc_i64 c{} = j;\n", last) +
+                        indentedTwoMore(gather);
+    body +=
+        fmt::format("  GXC_RUNS(o, j, {}, {}) {{\n", intLiteral(runs), intLiteral(run)) +
+        unravel("o", outer, "c", "    ", gather) +
+        fmt::format("    {}(j, {}) {{\n", simd ? "GXC_RUN" : "GXC_RUN_SCALAR", intLiteral(run)) +
+        inner + "    }\n  }\n";
+  } else {
+    body += gridStrideLoop("i", count, "  ") + unravel("i", shape, "c", "    ", gather) + gather +
+            "  }\n";
+  }
+  return {std::string(opName(op.kind)), std::move(body), gpuElementwiseLaunch(count), host};
 }
 
 std::string sumOfTerms(const std::vector<std::string>& terms) {

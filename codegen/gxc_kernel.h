@@ -63,12 +63,14 @@ GXC_FN float gxc_bits_float(unsigned bits) { return __uint_as_float(bits); }
 #define GXC_GRID_STRIDE_SIMD32(i, n) GXC_GRID_STRIDE(i, n)
 // An elementwise loop in runs (codegen's InnerRuns): GXC_RUNS takes `runs` runs of `run`
 // elements, `o` the run, GXC_RUN(j, run) the element's offset `j` in it. On GPUs one loop over
-// all the elements as GXC_GRID_STRIDE, each thread finding o and j of its own; GXC_RUN is empty.
+// all the elements as GXC_GRID_STRIDE, each thread finding o and j of its own; GXC_RUN and
+// GXC_RUN_SCALAR are empty.
 #define GXC_RUNS(o, j, runs, run)                                                              \
   for (gxc_i64 gxc_e = (gxc_i64)blockIdx.x * blockDim.x + threadIdx.x; gxc_e < (runs) * (run); \
        gxc_e += (gxc_i64)blockDim.x * gridDim.x)                                               \
     for (gxc_i64 o = gxc_e / (run), j = gxc_e % (run), gxc_once = 1; gxc_once; gxc_once = 0)
 #define GXC_RUN(j, run)
+#define GXC_RUN_SCALAR(j, run)
 
 // Block-wide sum and max: every thread passes its partial value and gets the block's. Warp
 // shuffles, then one value per warp through shared memory; blockDim is a multiple of 32.
@@ -328,6 +330,9 @@ GXC_FN gxc_i64 gxc_chunk_start(gxc_i64 n, gxc_i64 block) {
 // same for every lane, where the flat loop gathered it lane by lane.
 #define GXC_RUNS(o, j, runs, run) GXC_GRID_STRIDE(o, runs)
 #define GXC_RUN(j, run) _Pragma("omp simd") for (int j = 0; j < (int)(run); ++j)
+// A run left to the compiler's own judgment: a small kernel's, which in runs finds its
+// coordinates once per run instead of once per element.
+#define GXC_RUN_SCALAR(j, run) for (int j = 0; j < (int)(run); ++j)
 
 // Runs blocks 0 .. grid-1 of `kernel`: a grid of one block on the calling thread, a larger
 // one spread over OpenMP's threads (OMP_NUM_THREADS; the pool oneDNN uses too), each thread
