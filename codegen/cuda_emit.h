@@ -48,10 +48,12 @@ constexpr int64_t kGpuMaxGrid = 65535;
 // many cores.
 constexpr int64_t kHostBlockWork = 131072;
 constexpr int64_t kHostMathWork = 16;
-// From this many elements on, an elementwise kernel's loop is vectorized on the host
-// (GXC_GRID_STRIDE_SIMD). Below, the few microseconds it would save never repay what
-// vectorizing costs the host build: the small models' training graphs, all small loops,
-// took half again as long to build.
+// From this much work on (elements x elementWork), an elementwise kernel's loop is vectorized
+// on the host (GXC_GRID_STRIDE_SIMD). Below, the few microseconds it would save never repay
+// what vectorizing costs the host build: the small models' training graphs, all small loops,
+// took half again as long to build. A loop that calls math functions (erff, expf, ...) weighs
+// elementWork per element: 1,024 elements of a gelu are vectorized, each call computing 16
+// lanes; left scalar, gpt_decoder's small gelus made it a third slower.
 constexpr int64_t kHostSimdElements = 16384;
 // The shortest run of an elementwise loop split into runs (InnerRuns) on the host: one vector
 // of AVX-512's sixteen floats; a shorter run would leave its lanes empty.

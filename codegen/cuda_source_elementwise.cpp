@@ -76,8 +76,9 @@ KernelBody elementwiseBody(const std::vector<const Op*>& members, const KernelAr
     GXC_CHECK(isElementwise(op->kind) || isChannelwise(op->kind),
               "layer '{}': {} in an elementwise kernel", op->layerName(), opName(op->kind));
   const int64_t count = root->type.numel();
-  const bool simd = count >= kHostSimdElements;
-  LaunchShape host = hostElementwiseLaunch(count, elementWork(members));
+  const int64_t work = elementWork(members);
+  const bool simd = count * work >= kHostSimdElements;
+  LaunchShape host = hostElementwiseLaunch(count, work);
   std::string body = pointerDecls(args);
   // Vectorized on the host, the loop runs in runs where that spares it gathers, else flat.
   if (size_t outerDims = simd ? outerDimsOfRuns(members, *root) : 0; outerDims > 0) {
