@@ -4,7 +4,8 @@
 //     double-buffered staging buffer, chunk by chunk, as the runtimes' staging threads do
 //     (runtime/sim/sim_staging.h, runtime/cuda/cuda_staging.h);
 //   - memory-bound kernels: a generated `relu` over 16M floats (64 MiB read, 64 MiB written);
-//   - GEMMs: an f32 matmul of 2048 x 2048 x 2048 through OpenBLAS, on all cores;
+//   - GEMMs: an f32 matmul of 2048 x 2048 x 2048 through the host's GEMMs (oneDNN), on all
+//     cores;
 //   - per op: a chain of one-element ops (not fused), whose time is all dispatch.
 // Each is the least of REPEATS timed runs after one warm-up, by wall time and, for the
 // one-threaded ones, by CPU time too (see bestOf).
@@ -131,10 +132,10 @@ int benchMain(int argc, char** argv) {
       n);
   Timing gemmTime = runOnHost(gemm, false, repeats);
   double flops = 2.0 * static_cast<double>(n * n * n);
-  // OpenBLAS runs one thread per core: its CPU time over the cores is its time when idle.
+  // The GEMM runs one thread per core: its CPU time over the cores is its time when idle.
   double cores = std::max(1u, std::thread::hardware_concurrency());
   std::printf(
-      "OpenBLAS f32 GEMM %lld^3:           %6.1f [%6.1f] GFLOP/s, %g threads   table "
+      "host f32 GEMM %lld^3:               %6.1f [%6.1f] GFLOP/s, %g threads   table "
       "%.1f GFLOP/s\n",
       static_cast<long long>(n), flops / gemmTime.wall / 1e9, flops / (gemmTime.cpu / cores) / 1e9,
       cores, table.hostGemmFlopsPerSecond / 1e9);

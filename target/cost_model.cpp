@@ -172,7 +172,7 @@ double gemmMathSeconds(const std::vector<const Op*>& ops, const Device& device,
 
 // One kernel of `ops` (one op, or a fused kernel's members) moving `bytes`, plus its fixed
 // cost. On a GPU the longer of its GEMM math and its memory traffic. On the host a GEMM is
-// OpenBLAS's (its math alone) followed, when fused, by its epilogue kernel, which reads and
+// the host library's (its math alone) followed, when fused, by its epilogue kernel, which reads and
 // writes the GEMM's result; any other kernel is gxc's generated code moving its bytes.
 double kernelSeconds(const std::vector<const Op*>& ops, int64_t bytes, const Device& device,
                      const CostTable& costs) {

@@ -12,9 +12,9 @@
 //     rate on a GPU, overlapping its traffic; on the host each is a load of its window;
 //   - any other kernel moves its bytes at the memory rate, plus a launch; on a GPU a reshape
 //     or a slice of whole rows is a view (no kernel, no time), on the host a copy of its result;
-//   - on the host, a GEMM is OpenBLAS's flops (and a fused epilogue its result read and
-//     written by a generated kernel), any other kernel its bytes at the generated kernels'
-//     rate, and every op pays a fixed dispatch cost instead of a launch;
+//   - on the host, a GEMM is the host GEMM library's flops (and a fused epilogue its result
+//     read and written by a generated kernel), any other kernel its bytes at the generated
+//     kernels' rate, and every op pays a fixed dispatch cost instead of a launch;
 //   - a copy between the host and a GPU costs what the runtimes' staging does: the host side
 //     of every gxc tensor is pageable, so each chunk is a host memcpy into (or out of) one of
 //     two pinned buffers and a DMA, chunk i+1's memcpy overlapping chunk i's DMA
@@ -54,7 +54,7 @@ struct CostTable {
   double copyLatencySeconds;                // fixed cost of every DMA (setup, driver)
 
   // The host (cpu.compute, the staging threads), figures measured by bench/host_rates_bench.
-  double hostGemmFlopsPerSecond;    // OpenBLAS, all cores
+  double hostGemmFlopsPerSecond;    // f32 GEMMs, all cores
   double hostMemoryBytesPerSecond;  // a generated kernel, one thread
   double hostMemcpyBytesPerSecond;  // one thread copying into (or out of) a staging buffer
   double hostOpSeconds;             // fixed cost of every op on the host (dispatch, allocation)

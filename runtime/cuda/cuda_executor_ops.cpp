@@ -138,7 +138,7 @@ void CudaExecutor::executeOnHost(RunState& state, const Op& op, Live& result) {
     result.host = param.host;
     return;
   }
-  // OpenBLAS for GEMMs, the reference kernels for the rest: host ops of a GPU run are few
+  // The host GEMMs (cpu_gemm.h), the reference kernels for the rest: host ops of a GPU run are few
   // and small, and this builds no host kernels for them.
   std::vector<const Tensor*> operands;
   std::vector<ConstTensorView> views;

@@ -7,6 +7,8 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include "runtime/host/onednn_matmul.h"
+
 namespace gxc {
 namespace {
 
@@ -46,8 +48,8 @@ class ComputeView {
 // one, the other core waking, then the epilogue kernel fetching the product from its cache.
 constexpr int64_t kSerialGemmWork = int64_t{1} << 23;
 
-// OpenBLAS's OpenMP build runs on as many threads as omp_get_max_threads() says for the
-// calling thread; this sets that to one for a scope.
+// oneDNN and OpenBLAS, both built on OpenMP, run on as many threads as omp_get_max_threads()
+// says for the calling thread; this sets that to one for a scope.
 class OneThreadScope {
  public:
   OneThreadScope() : saved_(omp_get_max_threads()) { omp_set_num_threads(1); }
@@ -59,22 +61,26 @@ class OneThreadScope {
   int saved_;
 };
 
-// C[m,n] = op(A) op(B) + beta C for row-major A and B, where op() transposes when asked.
-template <typename T>
-void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c,
-          T beta = 0) {
+// C[m,n] = op(A) op(B) (+ bias[n] on every row, where not null) for row-major A and B, where
+// op() transposes when asked: f32 through oneDNN's matmul (onednn_matmul.h says why), f64
+// through cblas_dgemm, the bias first copied into C's rows and accumulated onto (beta 1).
+void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const float* a, const float* b,
+          const float* bias, float* c) {
   std::optional<OneThreadScope> serial;
   if (m * n * k < kSerialGemmWork) serial.emplace();
-  auto gemmOfT = [] {
-    if constexpr (std::is_same_v<T, double>)
-      return cblas_dgemm;
-    else
-      return cblas_sgemm;
-  }();
-  gemmOfT(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
-          static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), T{1}, a,
-          static_cast<int>(transA ? m : k), b, static_cast<int>(transB ? k : n), beta, c,
-          static_cast<int>(n));
+  onednnSgemm(transA, transB, m, n, k, a, b, bias, c);
+}
+
+void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const double* a,
+          const double* b, const double* bias, double* c) {
+  std::optional<OneThreadScope> serial;
+  if (m * n * k < kSerialGemmWork) serial.emplace();
+  if (bias)
+    for (int64_t r = 0; r < m; ++r) std::copy(bias, bias + n, c + r * n);
+  cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
+              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, a,
+              static_cast<int>(transA ? m : k), b, static_cast<int>(transB ? k : n),
+              bias ? 1.0 : 0.0, c, static_cast<int>(n));
 }
 
 // Where the GEMM writes: straight into the result when it is of the compute type T (f32 or
@@ -128,8 +134,8 @@ void matmulIn(const Op& op, const std::vector<ConstTensorView>& operands, Tensor
   ComputeView<T> av(a), bv(b);
   ComputeResult<T> c(op, std::move(result));
   for (int64_t i = 0; i < batch; ++i)
-    gemm<T>(transA, transB, m, n, k, av.data() + i * strideA, bv.data() + i * strideB,
-            c.data() + i * m * n);
+    gemm(transA, transB, m, n, k, av.data() + i * strideA, bv.data() + i * strideB, nullptr,
+         c.data() + i * m * n);
   c.finish();
 }
 
@@ -141,14 +147,9 @@ void linearIn(const Op& op, const std::vector<ConstTensorView>& operands, Tensor
   checkGemmSize(op, rows, out, in);
   ComputeView<T> xv(x), wv(operands[1]);
   ComputeResult<T> y(op, std::move(result));
-  T beta = 0;
-  if (operands.size() == 3) {  // y = bias, then y = x W^T + y: the bias rides in the GEMM
-    ComputeView<T> bias(operands[2]);
-    for (int64_t r = 0; r < rows; ++r)
-      std::copy(bias.data(), bias.data() + out, y.data() + r * out);
-    beta = 1;
-  }
-  gemm<T>(false, true, rows, out, in, xv.data(), wv.data(), y.data(), beta);
+  std::optional<ComputeView<T>> bias;  // rides in the GEMM
+  if (operands.size() == 3) bias.emplace(operands[2]);
+  gemm(false, true, rows, out, in, xv.data(), wv.data(), bias ? bias->data() : nullptr, y.data());
   y.finish();
 }
 

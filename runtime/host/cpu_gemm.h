@@ -1,6 +1,6 @@
-// matmul and linear on the host through OpenBLAS: the `cpu` platform's GEMMs. f64 runs
-// cblas_dgemm, in double throughout; f32 cblas_sgemm; f16/bf16 operands are widened to f32
-// for cblas_sgemm and the result rounded once, as the reference does.
+// matmul and linear on the host: the `cpu` platform's GEMMs. f32 runs oneDNN's matmul
+// (onednn_matmul.h); f64 OpenBLAS's cblas_dgemm, in double throughout; f16/bf16 operands are
+// widened to f32 and the result rounded once, as the reference does.
 // The result is written into `result` (the op's result type, already placed by the caller),
 // which must not overlap an operand.
 #pragma once

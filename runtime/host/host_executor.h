@@ -2,9 +2,9 @@
 //
 // What it does: runs the graph's steps (ir/kernel_steps.h) in program order with its generated
 // kernels (runtime/host/host_generated_kernels.h: built once, when the executor is made) and
-// GEMMs through OpenBLAS; a fused kernel's inner values are never materialized, and a view is
-// its operand's bytes, so it runs nothing. Every activation is written and read at the offset
-// plan-memory gave it, in one arena (runtime/host_arena.h) of exactly the plan's size,
+// GEMMs through oneDNN (f64: OpenBLAS); a fused kernel's inner values are never materialized, and a
+// view is its operand's bytes, so it runs nothing. Every activation is written and read at the
+// offset plan-memory gave it, in one arena (runtime/host_arena.h) of exactly the plan's size,
 // allocated when the executor is made and reused by every run, so the memory a run uses is
 // the plan's. Params are materialized once, at the first run, and stay resident; inputs are
 // read where the caller keeps them; outputs are copied out of the arena when the run ends.

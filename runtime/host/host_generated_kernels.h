@@ -7,7 +7,7 @@
 // writing its result where the caller placed it (the executors' arenas): a generated kernel
 // on the host (blocks over the cores, blockDim 1; or, emulating GPU blocks, the GPU's grid with
 // every thread of a block run, where what a GPU would not run is a runtime error naming the layer);
-// a GEMM through OpenBLAS (runtime/host/cpu_gemm.h), followed by its generated epilogue kernel when
+// a GEMM through oneDNN (runtime/host/cpu_gemm.h), followed by its generated epilogue kernel when
 // one was fused into it, which reads the GEMM's product in the result's own bytes (an epilogue is
 // elementwise: each element is read before it is written); a copy as a copy; a view as nothing at
 // all, its result being its operand's bytes already; a convolution through oneDNN

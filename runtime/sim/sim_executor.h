@@ -3,7 +3,7 @@
 // What it does: issues the ops in program order onto their streams (one host thread each),
 // with the events the schedule names, the way a CUDA runtime would: asynchronously, the
 // streams running concurrently. The arithmetic is real (the graph's generated kernels and
-// OpenBLAS GEMMs, runtime/host/host_generated_kernels.h, built when the executor is made; copies
+// host GEMMs, runtime/host/host_generated_kernels.h, built when the executor is made; copies
 // really copy, host<->device ones through pinned staging buffers), so the results can be
 // checked against the host. A fused kernel runs at its root; its other members compute and
 // allocate nothing, and take no time (they only make the stream wait for their events). Time

@@ -1,10 +1,10 @@
 // Runs every case of tests/fixtures/ops.json through the whole host path of `--devices cpu`:
 // a graph built as the frontend would build it (the case's tensors as graph inputs, or as
 // params loaded from a weights file where the op creates params), the default pipeline, then
-// HostExecutor with the `cpu` kernels: GEMMs through OpenBLAS, every other op through its
-// generated CUDA C++ kernel compiled for the host. reference_ops_test.cpp
-// checks the interpreter alone on the same cases (and that they cover every op); this checks
-// that every op also runs, and gives the same numbers, on the cpu platform.
+// HostExecutor with the `cpu` kernels: GEMMs through oneDNN (f64: OpenBLAS), every other op through
+// its generated CUDA C++ kernel compiled for the host. reference_ops_test.cpp checks the
+// interpreter alone on the same cases (and that they cover every op); this checks that every op
+// also runs, and gives the same numbers, on the cpu platform.
 #include <filesystem>
 #include <map>
 #include <string>

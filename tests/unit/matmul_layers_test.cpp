@@ -1,7 +1,7 @@
 // `matmul` layers with torch.matmul's full shapes (tests/fixtures/matmul_layers.json: 1-D
 // operands, batch dims of any rank that broadcast), each as a one-layer model read by the
 // frontend, which lowers it to views around the IR's 2-D or 3-D matmul: its result must be
-// torch.matmul's on the reference interpreter, on the cpu platform (OpenBLAS) and on a sim GPU.
+// torch.matmul's on the reference interpreter, on the cpu platform (oneDNN) and on a sim GPU.
 // The IR the frontend writes is checked too: layers the IR's matmul takes stay one op.
 #include <algorithm>
 #include <fstream>

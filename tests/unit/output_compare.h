@@ -2,10 +2,10 @@
 // element within `tolerance` relative to max(1, |expected|), or, normwise, relative to
 // max(1, the largest |expected| of that output); a NaN is always a failure.
 //
-// Normwise is for runs whose GEMMs are OpenBLAS's (the cpu platform, and sim, which runs the
-// same generated kernels): a float32 dot product summed in BLAS's order differs from the
-// reference's double sum by rounding relative to its terms, not to its result, which long
-// sums of N(0, 1) terms can cancel to near zero.
+// Normwise is for runs whose GEMMs are a library's, oneDNN's or OpenBLAS's (the cpu platform,
+// and sim, which runs the same generated kernels): a float32 dot product summed in BLAS's order
+// differs from the reference's double sum by rounding relative to its terms, not to its result,
+// which long sums of N(0, 1) terms can cancel to near zero.
 #pragma once
 
 #include <algorithm>

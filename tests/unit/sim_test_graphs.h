@@ -79,7 +79,7 @@ inline std::map<std::string, Tensor> defaultInputs(const Graph& graph) {
 }
 
 // The oracle: the same graph with every device made the host, run by the `cpu` platform
-// (copies become plain host copies): the same generated kernels and OpenBLAS GEMMs as sim,
+// (copies become plain host copies): the same generated kernels and host GEMMs as sim,
 // so the same bits. The cpu platform itself is held to the reference interpreter by
 // cpu_ops_test.cpp and model_numerics_test.cpp.
 inline std::map<std::string, Tensor> runOnHost(const std::string& scheduledText,

@@ -1,0 +1,139 @@
+#include "runtime/host/onednn_matmul.h"
+
+#include <omp.h>
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+#include <unordered_map>
+
+#include "runtime/host/onednn_engine.h"
+
+namespace gxc {
+namespace {
+
+using dnnl::memory;
+
+// What a matmul primitive depends on: the batch, the transpositions, the sizes, the scale, a
+// bias or not, and the threads it runs on (oneDNN sizes a primitive's work split and
+// scratchpad for the threads at its creation).
+struct MatmulShape {
+  int64_t batches = 1;
+  bool transA = false, transB = false;
+  int64_t m = 0, n = 0, k = 0;
+  float scale = 1.0f;
+  bool bias = false;
+  int threads = 1;
+  auto tied() const { return std::tie(batches, transA, transB, m, n, k, scale, bias, threads); }
+  bool operator<(const MatmulShape& other) const { return tied() < other.tied(); }
+};
+
+struct PreparedMatmul {
+  memory::desc a, b, bias, c, scratchpad;
+  dnnl::matmul primitive;
+};
+
+// A [rows, cols] matrix of every batch entry, stored transposed or not.
+memory::desc matrices(int64_t batches, int64_t rows, int64_t cols, bool transposed) {
+  const auto f32 = memory::data_type::f32;
+  const memory::dims strides =
+      transposed ? memory::dims{rows * cols, 1, rows} : memory::dims{rows * cols, cols, 1};
+  if (batches == 1)  // 2-D, as the bias wants its operands
+    return memory::desc({rows, cols}, f32, memory::dims{strides[1], strides[2]});
+  return memory::desc({batches, rows, cols}, f32, strides);
+}
+
+PreparedMatmul prepare(const MatmulShape& s) {
+  PreparedMatmul p;
+  p.a = matrices(s.batches, s.m, s.k, s.transA);
+  p.b = matrices(s.batches, s.k, s.n, s.transB);
+  p.c = matrices(s.batches, s.m, s.n, false);
+  if (s.bias) p.bias = memory::desc({1, s.n}, memory::data_type::f32, memory::format_tag::ab);
+  const auto desc =
+      s.bias ? dnnl::matmul::desc(p.a, p.b, p.bias, p.c) : dnnl::matmul::desc(p.a, p.b, p.c);
+  dnnl::primitive_attr attr = userScratchpad();
+  if (s.scale != 1.0f) attr.set_output_scales(0, {s.scale});
+  dnnl::matmul::primitive_desc pd(desc, attr, oneDnnEngine());
+  p.scratchpad = pd.scratchpad_desc();
+  p.primitive = dnnl::matmul(pd);
+  return p;
+}
+
+// Prepared matmuls by key, for the process: a model runs the same GEMMs every step.
+const PreparedMatmul& preparedMatmul(const MatmulShape& shape) {
+  static std::mutex mutex;
+  static std::map<MatmulShape, std::unique_ptr<PreparedMatmul>> prepared;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<PreparedMatmul>& entry = prepared[shape];
+  if (!entry) entry = std::make_unique<PreparedMatmul>(prepare(shape));
+  return *entry;
+}
+
+// The calling thread's memory objects per prepared matmul, pointed at each call's operands (as
+// cpu_conv.cpp's); its stream and scratchpad are the thread's (onednn_engine.h).
+struct MatmulMemories {
+  memory a, b, bias, c, scratchpad;
+};
+
+MatmulMemories& memoriesOf(const PreparedMatmul& p) {
+  thread_local std::unordered_map<const PreparedMatmul*, MatmulMemories> memories;
+  auto [it, created] = memories.try_emplace(&p);
+  MatmulMemories& m = it->second;
+  if (created) {
+    const dnnl::engine& engine = oneDnnEngine();
+    m.a = memory(p.a, engine, nullptr);
+    m.b = memory(p.b, engine, nullptr);
+    m.c = memory(p.c, engine, nullptr);
+    if (!p.bias.is_zero()) m.bias = memory(p.bias, engine, nullptr);
+    m.scratchpad = memory(p.scratchpad, engine, nullptr);
+  }
+  return m;
+}
+
+// Runs the prepared matmul of `shape` on the calling thread's memory objects.
+void run(const MatmulShape& shape, const float* a, const float* b, const float* bias, float* c) {
+  const PreparedMatmul& p = preparedMatmul(shape);
+  MatmulMemories& mem = memoriesOf(p);
+  mem.a.set_data_handle(const_cast<float*>(a));
+  mem.b.set_data_handle(const_cast<float*>(b));
+  mem.c.set_data_handle(c);
+  mem.scratchpad.set_data_handle(threadScratchpad(p.scratchpad.get_size()));
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, mem.a},
+                                       {DNNL_ARG_WEIGHTS, mem.b},
+                                       {DNNL_ARG_DST, mem.c},
+                                       {DNNL_ARG_SCRATCHPAD, mem.scratchpad}};
+  if (bias) {
+    mem.bias.set_data_handle(const_cast<float*>(bias));
+    args.emplace(DNNL_ARG_BIAS, mem.bias);
+  }
+  p.primitive.execute(threadStream(), args);
+  threadStream().wait();
+}
+
+}  // namespace
+
+void onednnSgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const float* a,
+                 const float* b, const float* bias, float* c) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {  // an empty sum: the bias, or zeros
+    for (int64_t row = 0; row < m; ++row)
+      for (int64_t col = 0; col < n; ++col) c[row * n + col] = bias ? bias[col] : 0.0f;
+    return;
+  }
+  run({1, transA, transB, m, n, k, 1.0f, bias != nullptr, omp_get_max_threads()}, a, b, bias, c);
+}
+
+void onednnBatchedSgemm(int64_t batches, bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+                        float scale, const float* a, const float* b, float* c) {
+  if (batches == 0 || m == 0 || n == 0) return;
+  if (k == 0) {
+    std::fill(c, c + batches * m * n, 0.0f);
+    return;
+  }
+  run({batches, transA, transB, m, n, k, scale, false, omp_get_max_threads()}, a, b, nullptr, c);
+}
+
+}  // namespace gxc
