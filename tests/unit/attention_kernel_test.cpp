@@ -47,7 +47,8 @@ std::vector<AttentionCase> cases() {
 graph @a(%q: f32[2,3,5,16] @cpu, %k: f32[2,3,150,16] @cpu, %v: f32[2,3,150,24] @cpu) -> (o) {
   %o = scaled_dot_product_attention %q, %k, %v : f32[2,3,5,24] @cpu
   return %o
-})"},
+})",
+       true, 1e-5, true},
       {"f16_causal_two_value_chunks", R"(
 graph @a(%q: f16[2,70,8] @cpu, %k: f16[2,90,8] @cpu, %v: f16[2,90,70] @cpu) -> (o) {
   %o = scaled_dot_product_attention %q, %k, %v {is_causal = true} : f16[2,70,70] @cpu
@@ -58,7 +59,8 @@ graph @a(%q: f16[2,70,8] @cpu, %k: f16[2,90,8] @cpu, %v: f16[2,90,70] @cpu) -> (
 graph @a(%q: f32[3,6,8] @cpu, %k: f32[3,70,8] @cpu, %v: f32[3,70,8] @cpu, %m: bool[6,70] @cpu) -> (o) {
   %o = scaled_dot_product_attention %q, %k, %v, %m {scale = 0.5} : f32[3,6,8] @cpu
   return %o
-})"},
+})",
+       true, 1e-5, true},
       {"bf16_float_mask_across_tiles", R"(
 graph @a(%q: bf16[2,5,8] @cpu, %k: bf16[2,130,8] @cpu, %v: bf16[2,130,8] @cpu, %m: bf16[2,1,130] @cpu) -> (o) {
   %o = scaled_dot_product_attention %q, %k, %v, %m : bf16[2,5,8] @cpu
@@ -70,7 +72,13 @@ graph @a(%q: f32[1,2,8200] @cpu, %k: f32[1,3,8200] @cpu, %v: f32[1,3,4] @cpu) ->
   %o = scaled_dot_product_attention %q, %k, %v {scale = 0.01} : f32[1,2,4] @cpu
   return %o
 })",
-       false},
+       false, 1e-5, true},
+      // Too little work for the library: the generated kernel runs on the host.
+      {"kernel_small_f32", R"(
+graph @a(%q: f32[2,4,8] @cpu, %k: f32[2,20,8] @cpu, %v: f32[2,20,8] @cpu) -> (o) {
+  %o = scaled_dot_product_attention %q, %k, %v {is_causal = true} : f32[2,4,8] @cpu
+  return %o
+})"},
       // Large enough for the host's library path: three oneDNN calls instead of the kernel.
       {"library_causal_fewer_queries", R"(
 graph @a(%q: f32[2,4,40,32] @cpu, %k: f32[2,4,60,32] @cpu, %v: f32[2,4,60,48] @cpu) -> (o) {
@@ -122,6 +130,17 @@ TEST_P(AttentionKernelTest, CpuMatchesTheReference) {
   auto expected = ReferenceExecutor(*graph).run(inputs);
   runPasses(*graph, Target::of({Device::cpu()}), {"plan-memory"});
   expectOutputsClose(HostExecutor(*graph).run(inputs), expected, GetParam().tolerance);
+}
+
+// The generated kernel's GPU paths (shared-memory tiles, warp shuffles) on the host, every
+// case: an f32 attention large enough for the library never runs the kernel on cpu or sim.
+TEST_P(AttentionKernelTest, EmulatedGpuBlocksMatchTheReference) {
+  auto graph = parse(GetParam().ir);
+  std::map<std::string, Tensor> inputs = inputsOf(*graph);
+  auto expected = ReferenceExecutor(*graph).run(inputs);
+  runPasses(*graph, Target::of({Device::cpu()}), {"plan-memory"});
+  expectOutputsClose(HostExecutor(*graph, HostLaunchMode{true, 0}).run(inputs), expected,
+                     GetParam().tolerance);
 }
 
 TEST_P(AttentionKernelTest, SimMatchesTheReference) {
