@@ -171,7 +171,8 @@ float* f32Data(const ConstTensorView& tensor, std::vector<float>& copy) {
 
 }  // namespace
 
-void cpuConvolution(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result) {
+void cpuConvolution(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result,
+                    ConstantWeights* constant) {
   const bool transposed = op.kind == OpKind::ConvTranspose2d;
   GXC_CHECK(op.kind == OpKind::Conv2d || transposed, "layer '{}': {} is not a convolution",
             op.layerName(), opName(op.kind));
@@ -206,8 +207,17 @@ void cpuConvolution(const Op& op, const std::vector<ConstTensorView>& operands, 
     m.src.set_data_handle(state.srcBuffer.atLeast(c.src.get_size()));
     c.srcIn.execute(stream, m.plainSrc, m.src);
   }
-  // The weights are reordered at every call: a training step changes them.
-  if (c.weightsIn) {
+  // Weights a training step may change are reordered at every call; constant ones once.
+  if (c.weightsIn && constant && constant->holds(op.operands[1]) &&
+      operands[1].dtype() == DType::F32) {
+    const auto pack = [&](void* into) {
+      m.weights.set_data_handle(into);
+      c.weightsIn.execute(stream, m.plainWeights, m.weights);
+      stream.wait();
+    };
+    m.weights.set_data_handle(
+        const_cast<void*>(constant->packed(w, &c, c.weights.get_size(), pack)));
+  } else if (c.weightsIn) {
     m.weights.set_data_handle(state.weightsBuffer.atLeast(c.weights.get_size()));
     c.weightsIn.execute(stream, m.plainWeights, m.weights);
   }

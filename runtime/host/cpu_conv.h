@@ -9,10 +9,14 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "runtime/host/constant_weights.h"
 #include "tensor/tensor.h"
 
 namespace gxc {
 
-void cpuConvolution(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result);
+// `constant`, where given, holds the weights reordered once into the primitive's layout if
+// they are constant (f32 only); else they are reordered at every call.
+void cpuConvolution(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result,
+                    ConstantWeights* constant = nullptr);
 
 }  // namespace gxc

@@ -62,17 +62,21 @@ class OneThreadScope {
 };
 
 // C[m,n] = op(A) op(B) (+ bias[n] on every row, where not null) for row-major A and B, where
-// op() transposes when asked: f32 through oneDNN's matmul (onednn_matmul.h says why), f64
-// through cblas_dgemm, the bias first copied into C's rows and accumulated onto (beta 1).
+// op() transposes when asked: f32 through oneDNN's matmul (onednn_matmul.h says why), B packed
+// into `constantB` where it is given (B's bytes stay the same between runs), f64 through
+// cblas_dgemm, the bias first copied into C's rows and accumulated onto (beta 1).
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const float* a, const float* b,
-          const float* bias, float* c) {
+          const float* bias, float* c, ConstantWeights* constantB = nullptr) {
   std::optional<OneThreadScope> serial;
   if (m * n * k < kSerialGemmWork) serial.emplace();
-  onednnSgemm(transA, transB, m, n, k, a, b, bias, c);
+  if (constantB)
+    onednnSgemmConstantB(transA, transB, m, n, k, a, b, bias, c, *constantB);
+  else
+    onednnSgemm(transA, transB, m, n, k, a, b, bias, c);
 }
 
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const double* a,
-          const double* b, const double* bias, double* c) {
+          const double* b, const double* bias, double* c, ConstantWeights* = nullptr) {
   std::optional<OneThreadScope> serial;
   if (m * n * k < kSerialGemmWork) serial.emplace();
   if (bias)
@@ -140,7 +144,8 @@ void matmulIn(const Op& op, const std::vector<ConstTensorView>& operands, Tensor
 }
 
 template <typename T>
-void linearIn(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result) {
+void linearIn(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result,
+              ConstantWeights* constant) {
   const ConstTensorView& x = operands[0];
   int64_t in = op.attrs.getInt("in_features", 0), out = op.attrs.getInt("out_features", 0);
   int64_t rows = in == 0 ? 0 : x.numel() / in;
@@ -149,7 +154,11 @@ void linearIn(const Op& op, const std::vector<ConstTensorView>& operands, Tensor
   ComputeResult<T> y(op, std::move(result));
   std::optional<ComputeView<T>> bias;  // rides in the GEMM
   if (operands.size() == 3) bias.emplace(operands[2]);
-  gemm(false, true, rows, out, in, xv.data(), wv.data(), bias ? bias->data() : nullptr, y.data());
+  // Packed only when f32 already: a widened copy is made anew at every call.
+  const bool packs =
+      constant && constant->holds(op.operands[1]) && operands[1].dtype() == DType::F32;
+  gemm(false, true, rows, out, in, xv.data(), wv.data(), bias ? bias->data() : nullptr, y.data(),
+       packs ? constant : nullptr);
   y.finish();
 }
 
@@ -162,11 +171,12 @@ void cpuMatmul(const Op& op, const std::vector<ConstTensorView>& operands, Tenso
     matmulIn<float>(op, operands, std::move(result));
 }
 
-void cpuLinear(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result) {
+void cpuLinear(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result,
+               ConstantWeights* constant) {
   if (op.result->type.dtype == DType::F64)
-    linearIn<double>(op, operands, std::move(result));
+    linearIn<double>(op, operands, std::move(result), nullptr);
   else
-    linearIn<float>(op, operands, std::move(result));
+    linearIn<float>(op, operands, std::move(result), constant);
 }
 
 }  // namespace gxc

@@ -8,11 +8,14 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "runtime/host/constant_weights.h"
 #include "tensor/tensor.h"
 
 namespace gxc {
 
 void cpuMatmul(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result);
-void cpuLinear(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result);
+// `constant`, where given, holds the weights packed once if they are constant (f32 only).
+void cpuLinear(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result,
+               ConstantWeights* constant = nullptr);
 
 }  // namespace gxc

@@ -1,6 +1,7 @@
 #include "runtime/host/host_executor.h"
 
 #include <chrono>
+#include <set>
 
 #include <unistd.h>
 
@@ -35,13 +36,26 @@ HostArena hostArena(const MemoryPlan& plan) {
   return HostArena(bytes);
 }
 
+// The params no step writes (an Assign step writes its param's bytes): they keep their values
+// from one run to the next, so their packed copies stay good.
+std::set<const Value*> paramsNoStepWrites(const Graph& graph, const KernelSteps& steps,
+                                          const MemoryPlan& plan) {
+  std::set<const Value*> constant;
+  for (const Op* op : graph.ops())
+    if (op->kind == OpKind::Param) constant.insert(op->result);
+  for (const KernelStep& step : steps.steps())
+    if (step.kind == StepKind::Assign) constant.erase(plan.placementOf(step.root()->result).base);
+  return constant;
+}
+
 }  // namespace
 
 HostExecutor::HostExecutor(const Graph& graph, HostLaunchMode launch)
     : graph_(onTheHost(graph)),
       plan_(graph),
       generated_(graph, KernelCache::fromEnvironment(), launch),
-      arena_(hostArena(plan_)) {}
+      arena_(hostArena(plan_)),
+      constant_(paramsNoStepWrites(graph_, generated_.steps(), plan_)) {}
 
 void HostExecutor::materializeParams() {
   int64_t needed = 0;
@@ -65,6 +79,7 @@ std::map<std::string, Tensor> HostExecutor::paramValues() {
 void HostExecutor::setParamValues(const std::map<std::string, Tensor>& values) {
   if (!paramsReady_) materializeParams();
   overwriteParams(params_, values);
+  constant_.forgetPacked();
 }
 
 ConstTensorView HostExecutor::viewOf(const Value* value,
@@ -102,7 +117,8 @@ std::map<std::string, Tensor> HostExecutor::run(const std::map<std::string, Tens
       generated_.run(step, operands, {param.dtype(), param.shape(), param.data()});
       continue;
     }
-    generated_.run(step, operands, arena_.view(result, plan_.placementOf(result).offset));
+    generated_.run(step, operands, arena_.view(result, plan_.placementOf(result).offset),
+                   &constant_);
   }
   std::map<std::string, Tensor> outputs;
   for (const GraphOutput& output : graph_.outputs())
@@ -110,11 +126,11 @@ std::map<std::string, Tensor> HostExecutor::run(const std::map<std::string, Tens
   if (stats) {
     std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
     stats->milliseconds = elapsed.count();
-    stats->residentBytes = paramBytes_;
+    stats->residentBytes = paramBytes_ + constant_.packedBytes();
     stats->arenaBytes = arena_.bytes();
     int64_t inputBytes = 0;
     for (const Value* input : graph_.inputs()) inputBytes += input->type.bytes();
-    stats->peakBytes = paramBytes_ + inputBytes + arena_.bytes();
+    stats->peakBytes = stats->residentBytes + inputBytes + arena_.bytes();
   }
   return outputs;
 }

@@ -6,7 +6,9 @@
 // view is its operand's bytes, so it runs nothing. Every activation is written and read at the
 // offset plan-memory gave it, in one arena (runtime/host_arena.h) of exactly the plan's size,
 // allocated when the executor is made and reused by every run, so the memory a run uses is
-// the plan's. Params are materialized once, at the first run, and stay resident; inputs are
+// the plan's. Params are materialized once, at the first run, and stay resident; those no step
+// writes keep, besides, a copy in the layout their GEMM or convolution prefers, made at their
+// first use (constant_weights.h) and dropped when setParamValues overwrites them; inputs are
 // read where the caller keeps them; outputs are copied out of the arena when the run ends.
 // The oracle that runs every op through the reference interpreter is ReferenceExecutor
 // (runtime/reference/reference_executor.h).
@@ -24,6 +26,7 @@
 
 #include "codegen/kernel_cache.h"
 #include "ir/graph.h"
+#include "runtime/host/constant_weights.h"
 #include "runtime/host/host_generated_kernels.h"
 #include "runtime/host_arena.h"
 #include "runtime/memory_plan.h"
@@ -35,7 +38,7 @@ namespace gxc {
 struct HostRunStats {
   double milliseconds = 0;
   int64_t peakBytes = 0;      // what the run held: params, inputs and the arena
-  int64_t residentBytes = 0;  // params
+  int64_t residentBytes = 0;  // params, and the packed copies of the constant ones
   int64_t arenaBytes = 0;     // the activations' arena, as allocated
 };
 
@@ -68,6 +71,7 @@ class HostExecutor {
   HostArena arena_;
   WeightFiles weightFiles_;
   std::map<const Value*, Tensor> params_;
+  ConstantWeights constant_;  // the params no step writes, packed at their first use
   int64_t paramBytes_ = 0;
   bool paramsReady_ = false;
 };

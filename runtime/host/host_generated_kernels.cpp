@@ -16,13 +16,13 @@ void checkIndices(const Op& op, const std::map<const Value*, ConstTensorView>& t
 }
 
 void gemm(const Op& op, const std::map<const Value*, ConstTensorView>& tensors,
-          const TensorView& result) {
+          const TensorView& result, ConstantWeights* constant) {
   std::vector<ConstTensorView> operands;
   for (const Value* operand : op.operands) operands.push_back(tensors.at(operand));
   if (op.kind == OpKind::Matmul)
     cpuMatmul(op, operands, result);
   else
-    cpuLinear(op, operands, result);
+    cpuLinear(op, operands, result, constant);
 }
 
 void checkResultType(const Op& root, const TensorView& result) {
@@ -112,7 +112,7 @@ void HostGeneratedKernels::launch(const Loaded& loaded, const TensorView& output
 }
 
 void HostGeneratedKernels::run(const KernelStep& step, const std::vector<ConstTensorView>& inputs,
-                               const TensorView& result) const {
+                               const TensorView& result, ConstantWeights* constant) const {
   GXC_CHECK(inputs.size() == step.inputs.size(), "step '{}' given {} tensors for {} inputs",
             step.root()->layerName(), inputs.size(), step.inputs.size());
   const Op& root = *step.root();
@@ -142,7 +142,7 @@ void HostGeneratedKernels::run(const KernelStep& step, const std::vector<ConstTe
                 "view '{}' is not placed on its operand's bytes", root.layerName());
       return;
     case StepKind::Gemm:
-      gemm(*step.first(), tensors, result);
+      gemm(*step.first(), tensors, result, constant);
       if (step.ops.size() == 1) return;
       // The epilogue reads the GEMM's product as its first input, from the result's bytes.
       tensors[step.first()->result] = result;
@@ -158,7 +158,7 @@ void HostGeneratedKernels::run(const KernelStep& step, const std::vector<ConstTe
       }
       std::vector<ConstTensorView> operands;
       for (const Value* operand : root.operands) operands.push_back(tensors.at(operand));
-      cpuConvolution(root, operands, result);
+      cpuConvolution(root, operands, result, constant);
       return;
     }
     case StepKind::Generated:

@@ -26,6 +26,7 @@
 #include "codegen/kernel_cache.h"
 #include "ir/graph.h"
 #include "ir/kernel_steps.h"
+#include "runtime/host/constant_weights.h"
 #include "tensor/tensor.h"
 
 namespace gxc {
@@ -56,9 +57,11 @@ class HostGeneratedKernels {
 
   // Computes `step` (not a param) from its inputs, given in the order of step.inputs, into
   // `result` (the root's type; for a view, its operand's bytes from viewByteOffset on; else
-  // overlapping no input). Safe to call from several threads at once.
+  // overlapping no input). Safe to call from several threads at once, each with its own
+  // `constant` or none: the weights its GEMMs and convolutions may keep packed between calls
+  // (constant_weights.h); without it they are packed at every call.
   void run(const KernelStep& step, const std::vector<ConstTensorView>& inputs,
-           const TensorView& result) const;
+           const TensorView& result, ConstantWeights* constant = nullptr) const;
   // A Conv step (run by oneDNN) through its generated kernel instead: the second
   // implementation the tests hold the library to.
   void runGeneratedKernel(const KernelStep& step, const std::vector<ConstTensorView>& inputs,

@@ -27,13 +27,18 @@ struct MatmulShape {
   float scale = 1.0f;
   bool bias = false;
   int threads = 1;
-  auto tied() const { return std::tie(batches, transA, transB, m, n, k, scale, bias, threads); }
+  bool packedB = false;  // B in the layout the primitive prefers (ConstantWeights), else as given
+  auto tied() const {
+    return std::tie(batches, transA, transB, m, n, k, scale, bias, threads, packedB);
+  }
   bool operator<(const MatmulShape& other) const { return tied() < other.tied(); }
 };
 
 struct PreparedMatmul {
   memory::desc a, b, bias, c, scratchpad;
   dnnl::matmul primitive;
+  memory::desc plainB;  // where B is packed: B as given, and the reorder that packs it
+  dnnl::reorder packB;
 };
 
 // A [rows, cols] matrix of every batch entry, stored transposed or not.
@@ -52,13 +57,22 @@ PreparedMatmul prepare(const MatmulShape& s) {
   p.b = matrices(s.batches, s.k, s.n, s.transB);
   p.c = matrices(s.batches, s.m, s.n, false);
   if (s.bias) p.bias = memory::desc({1, s.n}, memory::data_type::f32, memory::format_tag::ab);
+  const memory::desc b =
+      s.packedB ? memory::desc(p.b.dims(), memory::data_type::f32, memory::format_tag::any) : p.b;
   const auto desc =
-      s.bias ? dnnl::matmul::desc(p.a, p.b, p.bias, p.c) : dnnl::matmul::desc(p.a, p.b, p.c);
+      s.bias ? dnnl::matmul::desc(p.a, b, p.bias, p.c) : dnnl::matmul::desc(p.a, b, p.c);
   dnnl::primitive_attr attr = userScratchpad();
   if (s.scale != 1.0f) attr.set_output_scales(0, {s.scale});
-  dnnl::matmul::primitive_desc pd(desc, attr, oneDnnEngine());
+  const dnnl::engine& engine = oneDnnEngine();
+  dnnl::matmul::primitive_desc pd(desc, attr, engine);
   p.scratchpad = pd.scratchpad_desc();
   p.primitive = dnnl::matmul(pd);
+  if (s.packedB) {
+    p.plainB = p.b;
+    p.b = pd.weights_desc();
+    if (p.b != p.plainB)
+      p.packB = dnnl::reorder(dnnl::reorder::primitive_desc(engine, p.plainB, engine, p.b));
+  }
   return p;
 }
 
@@ -93,9 +107,24 @@ MatmulMemories& memoriesOf(const PreparedMatmul& p) {
   return m;
 }
 
-// Runs the prepared matmul of `shape` on the calling thread's memory objects.
-void run(const MatmulShape& shape, const float* a, const float* b, const float* bias, float* c) {
+// B packed for `p`: made by the first call for these weights, reused by every later one.
+const float* packedB(const PreparedMatmul& p, const float* b, ConstantWeights& constant) {
+  if (!p.packB) return b;  // the primitive takes B as it is
+  const auto pack = [&](void* into) {
+    const dnnl::engine& engine = oneDnnEngine();
+    memory plain(p.plainB, engine, const_cast<float*>(b)), packed(p.b, engine, into);
+    p.packB.execute(threadStream(), plain, packed);
+    threadStream().wait();
+  };
+  return static_cast<const float*>(constant.packed(b, &p, p.b.get_size(), pack));
+}
+
+// Runs the prepared matmul of `shape` on the calling thread's memory objects; B is packed
+// into `constant` where the shape says so.
+void run(const MatmulShape& shape, const float* a, const float* b, const float* bias, float* c,
+         ConstantWeights* constant = nullptr) {
   const PreparedMatmul& p = preparedMatmul(shape);
+  if (shape.packedB) b = packedB(p, b, *constant);
   MatmulMemories& mem = memoriesOf(p);
   mem.a.set_data_handle(const_cast<float*>(a));
   mem.b.set_data_handle(const_cast<float*>(b));
@@ -124,6 +153,14 @@ void onednnSgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, cons
     return;
   }
   run({1, transA, transB, m, n, k, 1.0f, bias != nullptr, omp_get_max_threads()}, a, b, bias, c);
+}
+
+void onednnSgemmConstantB(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const float* a,
+                          const float* b, const float* bias, float* c, ConstantWeights& constant) {
+  if (m == 0 || n == 0 || k == 0) return onednnSgemm(transA, transB, m, n, k, a, b, bias, c);
+  MatmulShape shape{1, transA, transB, m, n, k, 1.0f, bias != nullptr, omp_get_max_threads()};
+  shape.packedB = true;
+  run(shape, a, b, bias, c, &constant);
 }
 
 void onednnBatchedSgemm(int64_t batches, bool transA, bool transB, int64_t m, int64_t n, int64_t k,

@@ -29,14 +29,19 @@ std::vector<float> valuesOf(int64_t count, int seed) {
   return values;
 }
 
-// Runs onednnSgemm on `c`'s operands and checks every element against the sum in double, to
-// 1e-5 of the sum of its terms' magnitudes.
-void expectMatchesLoop(const Case& c) {
-  const std::vector<float> a = valuesOf(c.m * c.k, 1), b = valuesOf(c.k * c.n, 2),
+// Runs onednnSgemm (onednnSgemmConstantB where `constant` is given) on `c`'s operands, B made
+// from `seedB`, and checks every element against the sum in double, to 1e-5 of the sum of its
+// terms' magnitudes.
+void expectMatchesLoop(const Case& c, ConstantWeights* constant = nullptr, int seedB = 2) {
+  const std::vector<float> a = valuesOf(c.m * c.k, 1), b = valuesOf(c.k * c.n, seedB),
                            bias = valuesOf(c.n, 3);
   std::vector<float> out(static_cast<size_t>(c.m * c.n), -7.0f);
-  onednnSgemm(c.transA, c.transB, c.m, c.n, c.k, a.data(), b.data(), c.bias ? bias.data() : nullptr,
-              out.data());
+  if (constant)
+    onednnSgemmConstantB(c.transA, c.transB, c.m, c.n, c.k, a.data(), b.data(),
+                         c.bias ? bias.data() : nullptr, out.data(), *constant);
+  else
+    onednnSgemm(c.transA, c.transB, c.m, c.n, c.k, a.data(), b.data(),
+                c.bias ? bias.data() : nullptr, out.data());
   for (int64_t i = 0; i < c.m; ++i)
     for (int64_t j = 0; j < c.n; ++j) {
       double sum = c.bias ? bias[static_cast<size_t>(j)] : 0.0, magnitude = std::fabs(sum);
@@ -93,6 +98,32 @@ TEST(OnednnMatmulTest, TwoThreadsRunTheSameShapeAtOnce) {
       for (int repeat = 0; repeat < 5; ++repeat) expectMatchesLoop({true, false, true, 48, 40, 56});
     });
   for (std::thread& thread : threads) thread.join();
+}
+
+TEST(OnednnMatmulTest, AConstantBPackedMatchesTheLoop) {
+  for (bool transB : {false, true})
+    for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1},
+                           {3, 5, 7},
+                           {64, 130, 300},
+                           {64, 512, 512}}) {
+      ConstantWeights constant;
+      expectMatchesLoop({false, transB, true, m, n, k}, &constant);
+    }
+}
+
+TEST(OnednnMatmulTest, APackedBIsReadInsteadOfTheBytesItCameFrom) {
+  // The wide MLP's layout: B is a linear layer's [out, in] weights, used transposed.
+  const int64_t m = 64, n = 512, k = 512;
+  std::vector<float> a = valuesOf(m * k, 1), b = valuesOf(k * n, 2), first(m * n), second(m * n);
+  ConstantWeights constant;
+  onednnSgemmConstantB(false, true, m, n, k, a.data(), b.data(), nullptr, first.data(), constant);
+  ASSERT_GT(constant.packedBytes(), 0) << "oneDNN took B as it was: nothing to test";
+  std::fill(b.begin(), b.end(), 0.0f);
+  onednnSgemmConstantB(false, true, m, n, k, a.data(), b.data(), nullptr, second.data(), constant);
+  EXPECT_EQ(first, second);
+  constant.forgetPacked();
+  onednnSgemmConstantB(false, true, m, n, k, a.data(), b.data(), nullptr, second.data(), constant);
+  EXPECT_EQ(second, std::vector<float>(m * n, 0.0f));
 }
 
 }  // namespace
