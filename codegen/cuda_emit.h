@@ -175,6 +175,12 @@ struct RowLayout {
 // the flat index `at`, then its value) at each.
 std::string rowLoop(const RowLayout& layout, const ElementwiseCode& x,
                     const std::string& statement);
+// The same loop adding into the double `sum` only: on the host a vectorized reduction
+// (GXC_SUM_LOOP: the lanes' partial sums added at the end, as the GPU's threads' are; a
+// layer_norm's row statistics took a third of the gpt_decoder's kernel time one element at a
+// time), on GPUs the plain loop.
+std::string rowSumLoop(const RowLayout& layout, const ElementwiseCode& x,
+                       const std::string& statement, const std::string& sum);
 // What a normalization anchor (layer_norm, rms_norm, group_norm; cuda_source_norm.cpp)
 // computes per row: `stats`, statements after the row setup, then `anchorValue`, the f32 (f64:
 // double) value at element k of the row, an expression of the row's x there (`xk`), `k` and `at`.

@@ -29,10 +29,11 @@ std::string withParam(const Op& anchor, size_t i, const KernelArgs& args, const 
 
 // Mean and inverse standard deviation of the row: `mean` and `inv_std`.
 std::string meanAndInvStd(const RowLayout& layout, const ElementwiseCode& x, double eps) {
-  return "    double s = 0.0;\n" + rowLoop(layout, x, "s += (double)" + x.value + ";") +
+  return "    double s = 0.0;\n" + rowSumLoop(layout, x, "s += (double)" + x.value + ";", "s") +
          fmt::format("    const double mean = gxc_block_sum(s) / {}.0;\n", layout.length) +
          "    double q = 0.0;\n" +
-         rowLoop(layout, x, "const double d = (double)" + x.value + " - mean; q += d * d;") +
+         rowSumLoop(layout, x, "const double d = (double)" + x.value + " - mean; q += d * d;",
+                    "q") +
          fmt::format("    const double inv_std = 1.0 / sqrt(gxc_block_sum(q) / {}.0 + {:a});\n",
                      layout.length, eps);
 }
@@ -59,7 +60,7 @@ RowStats normRowStats(const Op& anchor, const ElementwiseCode& x, const KernelAr
       double eps = anchor.attrs.getFloat("eps", rmsNormDefaultEps(anchor.operands[0]->type.dtype));
       row.stats =
           "    double q = 0.0;\n" +
-          rowLoop(row.layout, x, "const double d = (double)" + x.value + "; q += d * d;") +
+          rowSumLoop(row.layout, x, "const double d = (double)" + x.value + "; q += d * d;", "q") +
           fmt::format("    const double inv_rms = 1.0 / sqrt(gxc_block_sum(q) / {}.0 + {:a});\n",
                       length, eps);
       row.anchorValue = withParam(anchor, 1, args, "((double)xk * inv_rms)", "k", '*');

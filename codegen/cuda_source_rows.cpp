@@ -131,6 +131,11 @@ std::string rowLoop(const RowLayout& layout, const ElementwiseCode& x,
       intLiteral(layout.length), layout.elementIndex, x.statements, statement);
 }
 
+std::string rowSumLoop(const RowLayout& layout, const ElementwiseCode& x,
+                       const std::string& statement, const std::string& sum) {
+  return "    GXC_SUM_LOOP(" + sum + ")\n" + rowLoop(layout, x, statement);
+}
+
 KernelBody rowKernel(const KernelStep& step, const Op& anchor, const KernelArgs& args) {
   const Value* root = step.root()->result;
   const Value* x = anchor.operands[0];
@@ -176,7 +181,8 @@ KernelBody rowKernel(const KernelStep& step, const Op& anchor, const KernelArgs&
       case OpKind::Sum:
       case OpKind::Mean:
         layout = reductionLayout(anchor);
-        stats = "    double acc = 0.0;\n" + rowLoop(layout, read, "acc += (double)" + load + ";") +
+        stats = "    double acc = 0.0;\n" +
+                rowSumLoop(layout, read, "acc += (double)" + load + ";", "acc") +
                 "    acc = gxc_block_sum(acc);\n";
         anchorValue = anchor.kind == OpKind::Sum
                           ? fmt::format("({})acc", real)
@@ -227,7 +233,7 @@ KernelBody rowKernel(const KernelStep& step, const Op& anchor, const KernelArgs&
                     "    const {} shift = (m == gxc_neg_inf() || m == -gxc_neg_inf()) ? {} : m;\n",
                     real, zero) +
                 "    double s = 0.0;\n" +
-                rowLoop(layout, read, "s += exp((double)(" + load + " - shift));") +
+                rowSumLoop(layout, read, "s += exp((double)(" + load + " - shift));", "s") +
                 "    s = gxc_block_sum(s);\n";
         anchorValue = fmt::format("({})(log(s) + (double)shift)", real);
         break;
@@ -237,10 +243,12 @@ KernelBody rowKernel(const KernelStep& step, const Op& anchor, const KernelArgs&
         // torch.var: over max(0, n - correction), inf or NaN when that is 0.
         int64_t divisor =
             std::max<int64_t>(0, layout.length - anchor.attrs.getInt("correction", 1));
-        stats = "    double s = 0.0;\n" + rowLoop(layout, read, "s += (double)" + load + ";") +
+        stats = "    double s = 0.0;\n" +
+                rowSumLoop(layout, read, "s += (double)" + load + ";", "s") +
                 fmt::format("    const double mean = gxc_block_sum(s) / {}.0;\n", layout.length) +
                 "    double q = 0.0;\n" +
-                rowLoop(layout, read, "const double d = (double)" + load + " - mean; q += d * d;") +
+                rowSumLoop(layout, read,
+                           "const double d = (double)" + load + " - mean; q += d * d;", "q") +
                 fmt::format("    const double var = gxc_block_sum(q) / {}.0;\n", divisor);
         anchorValue =
             fmt::format("({})({})", real, anchor.kind == OpKind::Var ? "var" : "sqrt(var)");
@@ -254,7 +262,7 @@ KernelBody rowKernel(const KernelStep& step, const Op& anchor, const KernelArgs&
         stats = "    " + real + " m = gxc_neg_inf();\n" +
                 rowLoop(layout, read, "m = gxc_max(m, " + load + ");") +
                 "    m = gxc_block_max(m);\n    double s = 0.0;\n" +
-                rowLoop(layout, read, "s += (double)" + exp + "(" + load + " - m);") +
+                rowSumLoop(layout, read, "s += (double)" + exp + "(" + load + " - m);", "s") +
                 "    s = gxc_block_sum(s);\n";
         anchorValue = anchor.kind == OpKind::Softmax
                           ? fmt::format("({}(xk - m) / ({})s)", exp, real)

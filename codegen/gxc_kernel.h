@@ -71,6 +71,9 @@ GXC_FN float gxc_bits_float(unsigned bits) { return __uint_as_float(bits); }
     for (gxc_i64 o = gxc_e / (run), j = gxc_e % (run), gxc_once = 1; gxc_once; gxc_once = 0)
 #define GXC_RUN(j, run)
 #define GXC_RUN_SCALAR(j, run)
+// Precedes a loop that only adds into `v` (a row's sum): on GPUs each thread's loop is short
+// and the block sums the threads' partials; nothing to say.
+#define GXC_SUM_LOOP(v)
 
 // Block-wide sum and max: every thread passes its partial value and gets the block's. Warp
 // shuffles, then one value per warp through shared memory; blockDim is a multiple of 32.
@@ -333,6 +336,10 @@ GXC_FN gxc_i64 gxc_chunk_start(gxc_i64 n, gxc_i64 block) {
 // A run left to the compiler's own judgment: a small kernel's, which in runs finds its
 // coordinates once per run instead of once per element.
 #define GXC_RUN_SCALAR(j, run) for (int j = 0; j < (int)(run); ++j)
+// A loop that only adds into `v`, vectorized: each lane a partial sum, added at the end (the
+// order differs from one element at a time as a GPU block's threads' partials do).
+#define GXC_PRAGMA(x) _Pragma(#x)
+#define GXC_SUM_LOOP(v) GXC_PRAGMA(omp simd reduction(+ : v))
 
 // Runs blocks 0 .. grid-1 of `kernel`: a grid of one block on the calling thread, a larger
 // one spread over OpenMP's threads (OMP_NUM_THREADS; the pool oneDNN uses too), each thread
