@@ -122,7 +122,8 @@ void checkGemmSize(const Op& op, int64_t m, int64_t n, int64_t k) {
 }
 
 template <typename T>
-void matmulIn(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result) {
+void matmulIn(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result,
+              ConstantWeights* constant) {
   const ConstTensorView& a = operands[0];
   const ConstTensorView& b = operands[1];
   bool transA = op.attrs.getBool("transpose_a", false);
@@ -137,9 +138,13 @@ void matmulIn(const Op& op, const std::vector<ConstTensorView>& operands, Tensor
   int64_t strideB = b.rank() == 3 && b.shape()[0] > 1 ? k * n : 0;
   ComputeView<T> av(a), bv(b);
   ComputeResult<T> c(op, std::move(result));
+  // A constant 2-D B (an ONNX Gemm's or MatMul's initializer) is packed once, for every batch
+  // entry and every run; f32 only, as for linear.
+  const bool packs =
+      constant && strideB == 0 && b.dtype() == DType::F32 && constant->holds(op.operands[1]);
   for (int64_t i = 0; i < batch; ++i)
     gemm(transA, transB, m, n, k, av.data() + i * strideA, bv.data() + i * strideB, nullptr,
-         c.data() + i * m * n);
+         c.data() + i * m * n, packs ? constant : nullptr);
   c.finish();
 }
 
@@ -164,11 +169,12 @@ void linearIn(const Op& op, const std::vector<ConstTensorView>& operands, Tensor
 
 }  // namespace
 
-void cpuMatmul(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result) {
+void cpuMatmul(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result,
+               ConstantWeights* constant) {
   if (op.result->type.dtype == DType::F64)
-    matmulIn<double>(op, operands, std::move(result));
+    matmulIn<double>(op, operands, std::move(result), nullptr);
   else
-    matmulIn<float>(op, operands, std::move(result));
+    matmulIn<float>(op, operands, std::move(result), constant);
 }
 
 void cpuLinear(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result,

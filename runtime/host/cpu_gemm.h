@@ -13,8 +13,10 @@
 
 namespace gxc {
 
-void cpuMatmul(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result);
-// `constant`, where given, holds the weights packed once if they are constant (f32 only).
+// `constant`, where given, holds the weights (a linear layer's, a matmul's 2-D B) packed once
+// if they are constant (f32 only).
+void cpuMatmul(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result,
+               ConstantWeights* constant = nullptr);
 void cpuLinear(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result,
                ConstantWeights* constant = nullptr);
 

@@ -20,7 +20,7 @@ void gemm(const Op& op, const std::map<const Value*, ConstTensorView>& tensors,
   std::vector<ConstTensorView> operands;
   for (const Value* operand : op.operands) operands.push_back(tensors.at(operand));
   if (op.kind == OpKind::Matmul)
-    cpuMatmul(op, operands, result);
+    cpuMatmul(op, operands, result, constant);
   else
     cpuLinear(op, operands, result, constant);
 }

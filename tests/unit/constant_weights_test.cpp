@@ -81,13 +81,16 @@ void expectClose(const Tensor& actual, const Tensor& expected, const std::string
         << what << " element " << i;
 }
 
-// A convolution and a linear layer, both f32, large enough that oneDNN packs their weights.
+// A convolution, a linear layer and a matmul by a declared param (as an ONNX MatMul's
+// initializer), all f32, large enough that oneDNN packs their weights.
 const char* kConvLinear =
     "inputs:\n  x: {shape: [2, 8, 10, 10]}\n"
+    "params:\n  w: {shape: [128, 96], init: {normal: {std: 0.2}}}\n"
     "layers:\n"
     "  - {name: conv, op: conv2d, inputs: [x], in_channels: 8, out_channels: 16, kernel_size: 3}\n"
     "  - {name: flat, op: reshape, inputs: [conv], shape: [2, 1024]}\n"
-    "  - {name: fc, op: linear, inputs: [flat], in_features: 1024, out_features: 64}\n";
+    "  - {name: fc1, op: linear, inputs: [flat], in_features: 1024, out_features: 128}\n"
+    "  - {name: fc, op: matmul, inputs: [fc1, w]}\n";
 
 TEST(HostConstantWeightsTest, NewParamValuesReachTheNextRunsGemmsAndConvolutions) {
   auto graph = compiled(std::string(kConvLinear) + "outputs: [fc]\n", defaultPipeline());
@@ -113,6 +116,24 @@ TEST(HostConstantWeightsTest, NewParamValuesReachTheNextRunsGemmsAndConvolutions
   host.setParamValues(changed);
   reference.setParamValues(changed);
   expectClose(host.run(inputs).at("fc"), reference.run(inputs).at("fc"), "after new params");
+}
+
+TEST(HostConstantWeightsTest, AMatmulsConstantBIsPackedForEveryBatchEntry) {
+  auto graph = compiled(
+      "inputs:\n  x: {shape: [3, 64, 128]}\n"
+      "params:\n  w: {shape: [128, 256], init: {normal: {std: 0.2}}}\n"
+      "layers:\n  - {name: y, op: matmul, inputs: [x, w]}\noutputs: [y]\n",
+      defaultPipeline());
+  std::map<std::string, Tensor> inputs = defaultInputs(*graph);
+  HostExecutor host(*graph);
+  ReferenceExecutor reference(*graph);
+  HostRunStats stats;
+  for (int run = 0; run < 2; ++run)
+    expectClose(host.run(inputs, &stats).at("y"), reference.run(inputs).at("y"),
+                "run " + std::to_string(run));
+  const int64_t paramBytes = 128 * 256 * 4;
+  EXPECT_GT(stats.residentBytes, paramBytes) << "w was not packed";
+  EXPECT_LT(stats.residentBytes, 3 * paramBytes) << "w was packed more than once";
 }
 
 TEST(HostConstantWeightsTest, ATrainingGraphsStepsReadTheParamsTheStepBeforeWrote) {
