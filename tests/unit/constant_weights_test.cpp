@@ -15,6 +15,7 @@
 #include "runtime/host/host_executor.h"
 #include "runtime/param_init.h"
 #include "runtime/reference/reference_executor.h"
+#include "sim_test_graphs.h"
 
 namespace gxc {
 namespace {
@@ -66,13 +67,6 @@ std::unique_ptr<Graph> compiled(const std::string& body, const std::vector<std::
   return graph;
 }
 
-std::map<std::string, Tensor> defaultInputs(const Graph& graph) {
-  std::map<std::string, Tensor> inputs;
-  for (const Value* input : graph.inputs())
-    inputs[input->name] = defaultInput(graph, *input, graph.attrs().getInt("seed", 0));
-  return inputs;
-}
-
 void expectClose(const Tensor& actual, const Tensor& expected, const std::string& what) {
   ASSERT_EQ(actual.shape(), expected.shape()) << what;
   for (int64_t i = 0; i < expected.numel(); ++i)
@@ -94,7 +88,7 @@ const char* kConvLinear =
 
 TEST(HostConstantWeightsTest, NewParamValuesReachTheNextRunsGemmsAndConvolutions) {
   auto graph = compiled(std::string(kConvLinear) + "outputs: [fc]\n", defaultPipeline());
-  std::map<std::string, Tensor> inputs = defaultInputs(*graph);
+  std::map<std::string, Tensor> inputs = simtest::defaultInputs(*graph);
   HostExecutor host(*graph);
   ReferenceExecutor reference(*graph);
   HostRunStats stats;
@@ -124,7 +118,7 @@ TEST(HostConstantWeightsTest, AMatmulsConstantBIsPackedForEveryBatchEntry) {
       "params:\n  w: {shape: [128, 256], init: {normal: {std: 0.2}}}\n"
       "layers:\n  - {name: y, op: matmul, inputs: [x, w]}\noutputs: [y]\n",
       defaultPipeline());
-  std::map<std::string, Tensor> inputs = defaultInputs(*graph);
+  std::map<std::string, Tensor> inputs = simtest::defaultInputs(*graph);
   HostExecutor host(*graph);
   ReferenceExecutor reference(*graph);
   HostRunStats stats;
@@ -142,7 +136,7 @@ TEST(HostConstantWeightsTest, ATrainingGraphsStepsReadTheParamsTheStepBeforeWrot
                             "outputs: [loss]\n"
                             "train: {loss: loss, optimizer: {sgd: {lr: 0.5}}}\n",
                         trainingPipeline());
-  std::map<std::string, Tensor> inputs = defaultInputs(*graph);
+  std::map<std::string, Tensor> inputs = simtest::defaultInputs(*graph);
   HostExecutor host(*graph);
   ReferenceExecutor reference(*graph);
   double first = 0;
