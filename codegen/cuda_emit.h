@@ -176,9 +176,9 @@ struct RowLayout {
 std::string rowLoop(const RowLayout& layout, const ElementwiseCode& x,
                     const std::string& statement);
 // The same loop adding into the double `sum` only: on the host a vectorized reduction
-// (GXC_SUM_LOOP: the lanes' partial sums added at the end, as the GPU's threads' are; a
-// layer_norm's row statistics took a third of the gpt_decoder's kernel time one element at a
-// time), on GPUs the plain loop.
+// (GXC_SUM_LOOP: the lanes' partial sums added at the end, as the GPU's threads' are; with
+// layer_norm's alone, gpt_decoder at batch 16 took 0.84 ms on one thread instead of 0.88), on
+// GPUs the plain loop.
 std::string rowSumLoop(const RowLayout& layout, const ElementwiseCode& x,
                        const std::string& statement, const std::string& sum);
 // What a normalization anchor (layer_norm, rms_norm, group_norm; cuda_source_norm.cpp)
