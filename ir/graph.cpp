@@ -6,10 +6,11 @@
 namespace gxc {
 
 Value* Graph::newValue(const std::string& name, TensorType type) {
-  GXC_CHECK(find(name) == nullptr, "value name '{}' defined twice", name);
+  auto [slot, added] = valuesByName_.try_emplace(name, nullptr);  // one lookup, not two
+  GXC_CHECK(added, "value name '{}' defined twice", name);
   valueStorage_.push_back(std::make_unique<Value>(Value{name, std::move(type), nullptr, {}}));
-  valuesByName_[name] = valueStorage_.back().get();
-  return valueStorage_.back().get();
+  slot->second = valueStorage_.back().get();
+  return slot->second;
 }
 
 Value* Graph::addInput(const std::string& name, TensorType type, SourceLoc loc) {
@@ -28,6 +29,7 @@ Op* Graph::appendOp(OpKind kind, std::vector<Value*> operands, const std::string
 Op* Graph::insertOpBefore(Op* anchor, OpKind kind, std::vector<Value*> operands,
                           const std::string& resultName, TensorType type, Attrs attrs,
                           SourceLoc loc) {
+  if (anchor) requireInOrder(anchor);  // before anything changes
   auto op = std::make_unique<Op>();
   op->kind = kind;
   op->operands = std::move(operands);
@@ -37,8 +39,7 @@ Op* Graph::insertOpBefore(Op* anchor, OpKind kind, std::vector<Value*> operands,
   op->result->producer = op.get();
   Op* raw = op.get();
   opStorage_.push_back(std::move(op));
-  auto at = anchor ? positionOf(anchor) : order_.end();
-  positions_.emplace(raw, order_.insert(at, raw));
+  link(raw, anchor);
   // Appending keeps ops() as it is (the frontend builds graphs this way); positions are
   // rebuilt when next asked for, not kept up per op, which would cost a hash insert each.
   if (anchor)
@@ -50,9 +51,9 @@ Op* Graph::insertOpBefore(Op* anchor, OpKind kind, std::vector<Value*> operands,
 }
 
 void Graph::reorderOps(std::vector<Op*> order) {
-  GXC_CHECK(order.size() == order_.size(), "reordering {} ops into {}", order_.size(),
-            order.size());
-  std::unordered_set<const Op*> present(order_.begin(), order_.end());
+  GXC_CHECK(order.size() == opCount_, "reordering {} ops into {}", opCount_, order.size());
+  std::unordered_set<const Op*> present;
+  for (const Op* op = first_; op; op = op->next_) present.insert(op);
   std::unordered_set<const Value*> defined(inputs_.begin(), inputs_.end());
   for (const Op* op : order) {
     GXC_CHECK(present.erase(op) == 1, "reordering graph @{}: op '{}' is not in it, or twice", name_,
@@ -63,16 +64,17 @@ void Graph::reorderOps(std::vector<Op*> order) {
     defined.insert(op->result);
   }
   if (!erasedSinceRefresh_.empty()) refreshOps();  // checks what was erased, in the old order
-  // Moving each node to the back leaves the list in `order`, and every position valid.
-  for (Op* op : order) order_.splice(order_.end(), order_, positionOf(op));
+  first_ = last_ = nullptr;
+  opCount_ = 0;
+  for (Op* op : order) link(op, nullptr);
   ops_ = std::move(order);
   opsStale_ = false;
   indexStale_ = true;
 }
 
 void Graph::eraseOp(Op* op) {
-  order_.erase(positionOf(op));
-  positions_.erase(op);
+  requireInOrder(op);
+  unlink(op);
   valuesByName_.erase(op->result->name);
   erasedSinceRefresh_.push_back(op);
   opsStale_ = indexStale_ = true;
@@ -117,7 +119,9 @@ const std::vector<Op*>& Graph::ops() const {
 // Rebuilds ops() from the list, and checks the erasures since the last rebuild in one walk:
 // eraseOp's contract (nothing reads the result) holds once the rewrite that erased is done.
 void Graph::refreshOps() const {
-  ops_.assign(order_.begin(), order_.end());
+  ops_.clear();
+  ops_.reserve(opCount_);
+  for (Op* op = first_; op; op = op->next_) ops_.push_back(op);
   opsStale_ = false;
   indexStale_ = true;
   if (erasedSinceRefresh_.empty()) return;
@@ -166,14 +170,30 @@ size_t Graph::opIndex(const Op* op) const {
 }
 
 Op* Graph::nextOp(const Op* op) const {
-  auto next = std::next(positionOf(op));
-  return next == order_.end() ? nullptr : *next;
+  requireInOrder(op);
+  return op->next_;
 }
 
-std::list<Op*>::iterator Graph::positionOf(const Op* op) const {
-  auto it = positions_.find(op);
-  GXC_CHECK(it != positions_.end(), "op '{}' is not in graph @{}", op->layerName(), name_);
-  return it->second;
+void Graph::requireInOrder(const Op* op) const {
+  GXC_CHECK(op->graph_ == this, "op '{}' is not in graph @{}", op->layerName(), name_);
+}
+
+void Graph::link(Op* op, Op* before) {
+  Op* after = before ? before->prev_ : last_;  // op goes between `after` and `before`
+  op->graph_ = this;
+  op->prev_ = after;
+  op->next_ = before;
+  (after ? after->next_ : first_) = op;
+  (before ? before->prev_ : last_) = op;
+  ++opCount_;
+}
+
+void Graph::unlink(Op* op) {
+  (op->prev_ ? op->prev_->next_ : first_) = op->next_;
+  (op->next_ ? op->next_->prev_ : last_) = op->prev_;
+  op->graph_ = nullptr;
+  op->prev_ = op->next_ = nullptr;
+  --opCount_;
 }
 
 }  // namespace gxc

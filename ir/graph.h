@@ -4,15 +4,15 @@
 // is defined before it is used), then named outputs. The graph owns every value and op;
 // raw pointers between them stay valid until the graph is destroyed.
 //
-// Cost model, for passes over graphs of 100,000 ops: the program order is a linked list, so
-// inserting and erasing an op are O(1); ops() and opIndex() are a vector and an index map
+// Cost model, for passes over graphs of 100,000 ops: the program order is a list threaded
+// through the ops themselves, so inserting and erasing an op are O(1), with no lookup and no
+// allocation beyond the op; ops() and opIndex() are a vector and an index map
 // rebuilt from the list, once, on the first call after a batch of insertions and erasures
 // (appending keeps ops() as it is). A rewriter that inserts as it walks a snapshot of
 // ops(), and asks for positions only between such batches, stays linear. users() walks
 // every op: a pass that asks for many values takes usersByValue() once instead.
 #pragma once
 
-#include <list>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -25,6 +25,7 @@
 
 namespace gxc {
 
+class Graph;
 struct Op;
 
 struct Value {
@@ -44,6 +45,14 @@ struct Op {
   // The model's name for what this op computes: errors say "layer 'NAME'".
   const std::string& layerName() const { return result->name; }
   const Device& device() const { return result->type.device; }
+
+ private:
+  friend class Graph;
+  // The program order (Graph's), threaded through its ops: null at the ends. `graph_` is the
+  // graph whose order holds the op, null once erased.
+  const Graph* graph_ = nullptr;
+  Op* prev_ = nullptr;
+  Op* next_ = nullptr;
 };
 
 struct GraphOutput {
@@ -97,16 +106,21 @@ class Graph {
 
  private:
   Value* newValue(const std::string& name, TensorType type);
-  std::list<Op*>::iterator positionOf(const Op* op) const;
+  // Checks that `op` is in this graph's program order.
+  void requireInOrder(const Op* op) const;
+  void link(Op* op, Op* before);  // into the program order, before `before` (null: at the end)
+  void unlink(Op* op);
   void refreshOps() const;
 
   std::string name_;
   Attrs attrs_;
   std::vector<Value*> inputs_;
-  std::list<Op*> order_;  // the program order: the truth
-  std::unordered_map<const Op*, std::list<Op*>::iterator> positions_;  // where each op is in it
+  // The program order, the truth: a list through the ops (Op::prev_, Op::next_).
+  Op* first_ = nullptr;
+  Op* last_ = nullptr;
+  size_t opCount_ = 0;
   std::vector<GraphOutput> outputs_;
-  // Caches of order_, rebuilt on demand; see the cost model above.
+  // Caches of the program order, rebuilt on demand; see the cost model above.
   mutable std::vector<Op*> ops_;
   mutable bool opsStale_ = false;
   mutable std::unordered_map<const Op*, size_t> indexOf_;

@@ -95,6 +95,38 @@ TEST(GraphTest, ReorderingReplacesTheList) {
   EXPECT_EQ(graph.opIndex(a), 2u);
 }
 
+TEST(GraphTest, ErasingTheFirstAndLastOpsKeepsBothEnds) {
+  Chain chain;
+  Graph& graph = chain.graph;
+  chain.b->operands[0] = chain.x;  // a and c are now dead
+  graph.eraseOp(chain.a);
+  graph.eraseOp(chain.c);
+  EXPECT_EQ(names(graph), (std::vector<std::string>{"b"}));
+  Op* front = graph.insertOpBefore(chain.b, OpKind::Relu, {chain.x}, "front", f32());
+  Op* back = graph.appendOp(OpKind::Relu, {chain.b->result}, "back", f32());
+  EXPECT_EQ(names(graph), (std::vector<std::string>{"front", "b", "back"}));
+  EXPECT_EQ(graph.nextOp(front), chain.b);
+  EXPECT_EQ(graph.nextOp(back), nullptr);
+  graph.reorderOps({chain.b, front, back});
+  EXPECT_EQ(names(graph), (std::vector<std::string>{"b", "front", "back"}));
+}
+
+// Ops are known by the graph whose order holds them: one erased, or another graph's, is no
+// anchor and has no next op.
+TEST(GraphTest, AnErasedOpOrAnotherGraphsOpIsRefused) {
+  Chain chain, other;
+  chain.graph.eraseOp(chain.c);
+  EXPECT_THROW(chain.graph.insertOpBefore(chain.c, OpKind::Relu, {chain.x}, "p", f32()),
+               InternalError);
+  EXPECT_THROW(chain.graph.nextOp(chain.c), InternalError);
+  EXPECT_THROW(chain.graph.eraseOp(chain.c), InternalError);
+  EXPECT_THROW(chain.graph.insertOpBefore(other.b, OpKind::Relu, {chain.x}, "q", f32()),
+               InternalError);
+  EXPECT_THROW(chain.graph.nextOp(other.a), InternalError);
+  EXPECT_EQ(names(chain.graph), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(chain.graph.find("p"), nullptr);  // a refused insertion leaves nothing behind
+}
+
 // A rewrite that inserts before every op of a long chain, as splitBatch does: every insert
 // lands right before its anchor, and positions are right after the batch. (Its cost is
 // measured in bench/RESULTS.md, placement time, not asserted here.)
