@@ -46,18 +46,33 @@ uint64_t fnv1a(std::string_view bytes) {
   return hash;
 }
 
-// A fused kernel (the representation the fuse pass writes, ir/fused_kernel.h) is a GEMM
-// with its elementwise epilogue, one row anchor with elementwise members around it, or
-// elementwise members only; the anchor, else the first member, decides the family.
+// Whether the step's first op is a library call (cuBLAS, oneDNN, cuDNN) whose result the
+// step's generated kernel, its epilogue, reads: a GEMM, or a convolution with members.
+bool libraryFirst(const KernelStep& step) {
+  return step.kind == StepKind::Gemm || (step.kind == StepKind::Conv && step.ops.size() > 1);
+}
+
+// A fused convolution's convolution alone: its generated kernel, which runs where no library
+// takes it (f64, emulated GPU blocks, a geometry cuDNN refuses) before the epilogue kernel.
+KernelStep convolutionAlone(const KernelStep& step) {
+  KernelStep alone{StepKind::Conv, "", {step.first()}, {}};
+  for (const Value* operand : step.first()->operands)
+    if (std::find(alone.inputs.begin(), alone.inputs.end(), operand) == alone.inputs.end())
+      alone.inputs.push_back(operand);
+  return alone;
+}
+
+// A fused kernel (the representation the fuse pass writes, ir/fused_kernel.h) is a GEMM or a
+// convolution with its elementwise epilogue, one row anchor with elementwise members around
+// it, or elementwise members only; the anchor, else the first member, decides the family.
 KernelBody generate(const KernelStep& step, const KernelArgs& args) {
   const Op& first = *step.first();
   const Op* anchor = nullptr;
   for (const Op* op : step.ops) {
-    if (step.kind == StepKind::Gemm && op == &first) continue;
+    if (libraryFirst(step) && op == &first) continue;
     if (step.ops.size() > 1 && isRowAnchor(op->kind)) {
-      GXC_CHECK(!anchor && step.kind != StepKind::Gemm,
-                "kernel {}: member '{}' ({}) is a second anchor", step.kernelAttr, op->layerName(),
-                opName(op->kind));
+      GXC_CHECK(!anchor && !libraryFirst(step), "kernel {}: member '{}' ({}) is a second anchor",
+                step.kernelAttr, op->layerName(), opName(op->kind));
       anchor = op;
       continue;
     }
@@ -65,7 +80,7 @@ KernelBody generate(const KernelStep& step, const KernelArgs& args) {
               "kernel {}: member '{}' ({}) is neither elementwise nor its anchor", step.kernelAttr,
               op->layerName(), opName(op->kind));
   }
-  if (step.kind == StepKind::Gemm) return cuda::epilogueKernel(step, args);
+  if (libraryFirst(step)) return cuda::epilogueKernel(step, args);
   if (anchor) return cuda::rowKernel(step, *anchor, args);
   if (isElementwise(first.kind) || isChannelwise(first.kind))
     return cuda::elementwiseKernel(step, args);
@@ -86,11 +101,12 @@ KernelBody generate(const KernelStep& step, const KernelArgs& args) {
 KernelArgs argumentsOf(const KernelStep& step) {
   KernelArgs args;
   args.output = step.root()->result;
-  if (step.kind != StepKind::Gemm) {
+  if (!libraryFirst(step)) {
     args.inputs = step.inputs;
     return args;
   }
-  // An epilogue reads the GEMM's result first, then what its own members read from outside.
+  // An epilogue reads the GEMM's or convolution's result first, then what its own members read from
+  // outside.
   args.inputs.push_back(step.first()->result);
   for (size_t i = 1; i < step.ops.size(); ++i)
     for (const Value* operand : step.ops[i]->operands) {
@@ -115,9 +131,7 @@ CudaSource generateCudaSource(const Graph& graph) {
   };
   std::vector<Definition> definitions;
   std::map<std::string, size_t> byName;
-  for (const KernelStep& step : steps.steps()) {
-    bool epilogue = step.kind == StepKind::Gemm && step.ops.size() > 1;
-    if (step.kind != StepKind::Generated && step.kind != StepKind::Conv && !epilogue) continue;
+  const auto add = [&](const KernelStep& step, bool epilogue) {
     for (const Op* op : step.ops)
       GXC_CHECK(op->result->type.known, "layer '{}' has no type: codegen before infer-shapes",
                 op->layerName());
@@ -142,6 +156,12 @@ CudaSource generateCudaSource(const Graph& graph) {
                                                   step.kernelAttr, fmt::join(members, ", ")));
     source.kernels.push_back(
         {name, step.ops, args.output, args.inputs, epilogue, body.gpu, body.host});
+  };
+  for (const KernelStep& step : steps.steps()) {
+    if (step.kind == StepKind::Generated || (step.kind == StepKind::Conv && step.ops.size() == 1))
+      add(step, false);
+    if (step.kind == StepKind::Conv && step.ops.size() > 1) add(convolutionAlone(step), false);
+    if (libraryFirst(step) && step.ops.size() > 1) add(step, true);
   }
   source.text = fmt::format(
       "#include \"gxc_kernel.h\"\n\n// Kernels of graph @{}: {} distinct, {} launches.\n",

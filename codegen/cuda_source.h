@@ -7,7 +7,10 @@
 // axis 0, embedding, the losses) or a whole fused kernel (elementwise ops; one anchor with the
 // elementwise prologue that computes its input and the tail that reads its result). A GEMM
 // with a fused epilogue (bias, relu, gelu) gets its epilogue as a generated elementwise
-// kernel, which the host applies after its BLAS GEMM (GPUs let cuBLASLt apply it instead).
+// kernel, which the host applies after its BLAS GEMM (GPUs let cuBLASLt apply it instead). A
+// convolution with a fused epilogue (batch_norm, relu, residual adds) gets two: the
+// convolution alone (its ops just the convolution) and its epilogue, which run where oneDNN's
+// post-ops do not (cuDNN's result, f64, emulated GPU blocks).
 // Requires: a verified graph with every value typed.
 // Guarantees: one translation unit beginning with #include "gxc_kernel.h" and including
 // nothing else; shapes, strides and constants baked into each kernel; identical kernels (data
@@ -35,8 +38,8 @@ struct CudaKernel {
   std::vector<const Op*> ops;        // what it computes, in program order; the root last
   const Value* output = nullptr;     // args.p[0]
   std::vector<const Value*> inputs;  // args.p[1], p[2], ...
-  // A GEMM's epilogue: ops.front() is the GEMM (not computed by this kernel) and inputs[0]
-  // its result, which the executor computes first.
+  // A GEMM's or convolution's epilogue: ops.front() is the GEMM or convolution (not computed
+  // by this kernel) and inputs[0] its result, which the executor computes first.
   bool epilogue = false;
   LaunchShape gpu;   // grid-stride loops: any grid works; this one covers the work once
   LaunchShape host;  // blockDim is 1 on the host (gxc_host_launch)

@@ -30,6 +30,7 @@ class KernelChecker {
     checkEscapes();
     checkAnchor();
     checkGemm();
+    checkConv();
   }
 
  private:
@@ -133,6 +134,34 @@ class KernelChecker {
     }
   }
 
+  void checkConv() {
+    for (size_t i = 1; i < members_.size(); ++i)
+      if (kernelRole(*members_[i]) == KernelRole::Conv)
+        problem(*members_[i], "a convolution may only be the first member of kernel '{}'", name_);
+    const Op& conv = *members_.front();
+    if (kernelRole(conv) != KernelRole::Conv) return;
+    if (members_.size() - 1 > kMaxConvEpilogue) {
+      problem(conv, "kernel '{}' has {} members after the convolution; at most {} may follow it",
+              name_, members_.size() - 1, kMaxConvEpilogue);
+      return;
+    }
+    const Value* fed = conv.result;
+    for (size_t i = 1; i < members_.size(); ++i) {
+      const Op& op = *members_[i];
+      bool residualComputedHere = false;
+      for (const Value* operand : op.operands)
+        residualComputedHere |= operand != fed && isMember(operand);
+      if (!isConvEpilogueMember(fed, op) || residualComputedHere) {
+        problem(op,
+                "only batch_norm, relu and the add of a residual from outside, each reading the "
+                "member before, may follow the convolution %{} in kernel '{}'",
+                conv.result->name, name_);
+        return;
+      }
+      fed = op.result;
+    }
+  }
+
   const std::string& name_;
   std::vector<const Op*> members_;
   std::set<const Op*> memberSet_;
@@ -160,6 +189,7 @@ KernelRole kernelRole(const Op& op) {
   if ((op.kind == OpKind::Linear || op.kind == OpKind::Matmul) && type.known &&
       type.dtype == DType::F64)
     return KernelRole::None;
+  if (op.kind == OpKind::Conv2d) return KernelRole::Conv;
   if (op.kind == OpKind::Linear) return KernelRole::Gemm;
   if (op.kind == OpKind::Matmul) {
     // Batched (3-D) matmuls are left alone: cuBLASLt's bias epilogue is per matrix.
@@ -186,6 +216,26 @@ bool isGemmBiasAdd(const Op& gemm, const Op& add) {
 bool isGemmActivation(const Op& op) {
   return op.kind == OpKind::Relu ||
          (op.kind == OpKind::Gelu && op.attrs.getString("approximate", "none") == "tanh");
+}
+
+bool isConvEpilogueMember(const Value* fed, const Op& op) {
+  const auto reads = std::count(op.operands.begin(), op.operands.end(), fed);
+  if (reads != 1 || !op.result->type.known || op.result->type.dtype != fed->type.dtype)
+    return false;
+  switch (op.kind) {
+    case OpKind::Relu:
+      return true;
+    case OpKind::BatchNorm:
+      return op.operands[0] == fed;
+    case OpKind::Add: {
+      if (op.operands.size() != 2) return false;
+      const Value* residual = op.operands[0] == fed ? op.operands[1] : op.operands[0];
+      return residual->type.known && residual->type.shape == fed->type.shape &&
+             residual->type.dtype == fed->type.dtype;
+    }
+    default:
+      return false;
+  }
 }
 
 std::string kernelOf(const Op& op) { return op.attrs.getString("kernel", ""); }

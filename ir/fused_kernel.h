@@ -27,6 +27,13 @@
 //   - a GEMM may only be the first member, and only cuBLASLt's epilogues may follow it: an
 //     `add` of a 1-D bias broadcast over the last dim (matmul only: linear has its own bias),
 //     then `relu` or `gelu` with approximate = "tanh", each reading the member before it.
+//   - a *convolution* (conv2d) may only be the first member, followed by its *epilogue*: a
+//     chain of at most kMaxConvEpilogue members, each reading the member before it once:
+//     batch_norm (the chain at its x), relu, and `add` of a tensor of the chain's own shape
+//     and dtype (a residual) computed outside the kernel. These are what the convolution
+//     libraries apply before they store (oneDNN's post-ops: per-channel scale and shift,
+//     eltwise relu, binary add), so the host runs the whole kernel as one primitive; cuDNN
+//     and the generated convolution run the epilogue as a generated kernel on their result.
 #pragma once
 
 #include <string>
@@ -41,7 +48,10 @@ namespace gxc {
 // codegen/gxc_kernel.h). A fused kernel, and a batch-transfers pack, read at most one less.
 constexpr int kMaxKernelArgs = 64;
 
-enum class KernelRole { None, Elementwise, Anchor, Gemm };
+enum class KernelRole { None, Elementwise, Anchor, Gemm, Conv };
+
+// The most members after a convolution in one kernel.
+constexpr size_t kMaxConvEpilogue = 8;
 
 // What `op` may be in a fused kernel; None: never a member. Reads the types where known.
 KernelRole kernelRole(const Op& op);
@@ -50,6 +60,9 @@ KernelRole kernelRole(const Op& op);
 bool isGemmBiasAdd(const Op& gemm, const Op& add);
 // Whether `op` is an activation cuBLASLt applies in an epilogue: relu, or gelu's tanh form.
 bool isGemmActivation(const Op& op);
+// Whether `op` may extend a convolution's epilogue whose last member computes `fed`:
+// batch_norm reading it as x, relu, or an add of it and a tensor of its shape and dtype.
+bool isConvEpilogueMember(const Value* fed, const Op& op);
 
 // The kernel `op` belongs to, or "" when it is its own kernel.
 std::string kernelOf(const Op& op);

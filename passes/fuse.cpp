@@ -5,9 +5,10 @@
 // stay in registers and never touch memory. Every member has a *role* (ir/fused_kernel.h):
 // *elementwise* (add, relu, gelu, ..., with broadcasting and scalar operands), *anchor* (a
 // reduction, softmax, log_softmax or layer_norm: an op whose threads cooperate over a row) or
-// *GEMM* (matmul, linear: run by cuBLASLt, not by generated code). Around an anchor, the
-// elementwise members that feed its input form its *prologue*, those that read its result its
-// *tail*; after a GEMM, the members cuBLASLt applies before it stores form its *epilogue*.
+// *GEMM* (matmul, linear: run by cuBLASLt, not by generated code) or *convolution* (conv2d: run
+// by oneDNN or cuDNN). Around an anchor, the elementwise members that feed its input form its
+// *prologue*, those that read its result its *tail*; after a GEMM or a convolution, the
+// members the library applies before it stores form its *epilogue*.
 //
 // What fusion saves is memory traffic: an unfused chain of k elementwise ops over n values
 // reads and writes about 2kn values, the fused kernel 2n, and launches once instead of k
@@ -54,17 +55,25 @@
 //        would change answers. linear's own bias takes the bias slot, so an add after a
 //        linear does not fold; batched (3-D) matmuls are left unfused. Nothing else joins a
 //        GEMM kernel, whose code is the library's, not ours.
+//      - a convolution (conv2d) only first, followed only by a chain of batch_norm, relu and
+//        residual adds (ir/fused_kernel.h): what oneDNN applies as post-ops while the output
+//        is still in its blocked layout and in cache, as ONNX Runtime's Conv+BatchNorm and
+//        Conv+Activation fusions do. A ResNet's conv, bn, add, relu becomes one primitive on
+//        the host instead of a convolution, a reorder to NCHW and an elementwise kernel over
+//        the whole activation. The residual must come from outside (the libraries read it,
+//        they do not evaluate it), so in a ResNet block the second convolution takes the
+//        add, and the shortcut's convolution, read second, keeps only its batch_norm.
 //
 // Algorithm: greedy producer-consumer fusion, as XLA's InstructionFusion and TVM's FuseOps do,
 // in phases:
 //   1. Grouping (Grouper): walking the ops in order, every op with a role starts a group
 //      with itself as root; an elementwise op or anchor then absorbs the groups of the
 //      producers of its operands that pass rules 1 and 2, when the merged group keeps rule 3.
-//      GEMM and anchor groups are tried first: their fusion saves the most (a GEMM's output
-//      round trip, an anchor's tail), and an elementwise sibling absorbed first would keep a
-//      GEMM out. Rule 3 is checked on a summary of each group (its GEMM and how far its
-//      epilogue has come, its anchor), so each absorption costs O(1) and merging the smaller
-//      member list into the larger keeps the walk near-linear.
+//      GEMM, convolution and anchor groups are tried first: their fusion saves the most (a
+//      GEMM's or convolution's output round trip, an anchor's tail), and an elementwise
+//      sibling absorbed first would keep a GEMM out. Rule 3 is checked on a summary of each group
+//      (its GEMM and how far its epilogue has come, its anchor), so each absorption costs O(1) and
+//      merging the smaller member list into the larger keeps the walk near-linear.
 //   2. Ordering: each group of two or more moves its members down to just before its root,
 //      keeping their order. Always legal: a member's operands are defined before the member,
 //      so before the root, and its result is read only by later members.
@@ -87,6 +96,7 @@ struct Group {
   Op* root = nullptr;
   const Op* gemm = nullptr;
   int epilogue = 0;  // with a GEMM: 0 the GEMM alone, 1 its bias added, 2 activated
+  const Op* conv = nullptr;
   const Op* anchor = nullptr;
   std::vector<const Value*> inputs;  // read from outside the group, each once
 };
@@ -136,8 +146,9 @@ class Grouper {
       group.root = op;
       group.inputs = distinctOperands(*op);
       if (role == KernelRole::Gemm) group.gemm = op;
+      if (role == KernelRole::Conv) group.conv = op;
       if (role == KernelRole::Anchor) group.anchor = op;
-      if (role != KernelRole::Gemm) absorbProducers(group);
+      if (role != KernelRole::Gemm && role != KernelRole::Conv) absorbProducers(group);
       groupOfRoot_[op] = groups_.size();
       groups_.push_back(std::move(group));
     }
@@ -148,8 +159,8 @@ class Grouper {
   }
 
  private:
-  // The groups whose root's result only `op` reads, on its device: GEMM and anchor groups
-  // first, then the others, each in operand order.
+  // The groups whose root's result only `op` reads, on its device: GEMM, convolution and
+  // anchor groups first, then the others, each in operand order.
   std::vector<size_t> candidates(const Op& op) const {
     std::vector<size_t> found;
     for (const Value* operand : op.operands) {
@@ -161,7 +172,7 @@ class Grouper {
         found.push_back(it->second);
     }
     std::stable_partition(found.begin(), found.end(), [&](size_t index) {
-      return groups_[index].gemm || groups_[index].anchor;
+      return groups_[index].gemm || groups_[index].conv || groups_[index].anchor;
     });
     return found;
   }
@@ -177,6 +188,7 @@ class Grouper {
         group.gemm = from.gemm;
         group.epilogue = isGemmActivation(*group.root) ? 2 : 1;
       }
+      if (from.conv) group.conv = from.conv;
       if (from.anchor) group.anchor = from.anchor;
       if (from.members.size() > group.members.size()) std::swap(from.members, group.members);
       group.members.insert(group.members.end(), from.members.begin(), from.members.end());
@@ -193,9 +205,13 @@ class Grouper {
       // A prologue: an elementwise group feeding the anchor's first operand only.
       bool firstOnly = root.operands[0] == fed &&
                        std::count(root.operands.begin(), root.operands.end(), fed) == 1;
-      return firstOnly && !from.gemm && !from.anchor && into.members.size() == 1;
+      return firstOnly && !from.gemm && !from.conv && !from.anchor && into.members.size() == 1;
     }
-    if (into.gemm) return false;  // nothing joins a GEMM's epilogue but the epilogue
+    // Nothing joins a GEMM's or a convolution's epilogue but the epilogue.
+    if (into.gemm || into.conv) return false;
+    if (from.conv)
+      return into.members.size() == 1 && from.members.size() - 1 < kMaxConvEpilogue &&
+             isConvEpilogueMember(fed, root);
     if (isChannelwise(root.kind)) {
       // batch_norm reads its params at the channel, not broadcast: only x may be computed.
       bool firstOnly = root.operands[0] == fed &&

@@ -104,7 +104,8 @@ CudaExecutor::CudaExecutor(const Graph& scheduled, CudaConfig config)
   }
   // One program for the graph, for an architecture every GPU of the run can run (PTX for an
   // older one is compiled by the driver for a newer GPU; not the other way round).
-  // A fused GEMM's epilogue kernel is loaded too, for when cuBLASLt cannot apply it.
+  // A fused GEMM's epilogue kernel is loaded too, for when cuBLASLt cannot apply it, and a
+  // fused convolution's, which runs on the convolution's result.
   bool gpuKernels = false;
   for (const KernelStep& step : steps_.steps())
     gpuKernels |= step.root()->device().isCuda() &&
@@ -116,10 +117,12 @@ CudaExecutor::CudaExecutor(const Graph& scheduled, CudaConfig config)
   }
   for (const KernelStep& step : steps_.steps()) {
     if (!step.root()->device().isCuda()) continue;
+    // A convolution's own kernel is keyed by the convolution, its first op, fused or not.
+    const Op* computed = step.kind == StepKind::Conv ? step.first() : step.root();
     if (step.kind == StepKind::Generated || step.kind == StepKind::Conv)
-      GXC_CHECK(program_.kernels.count(step.root()), "layer '{}' ({}): no generated kernel",
-                step.root()->layerName(), opName(step.root()->kind));
-    if (step.kind == StepKind::Gemm && step.ops.size() > 1)
+      GXC_CHECK(program_.kernels.count(computed), "layer '{}' ({}): no generated kernel",
+                computed->layerName(), opName(computed->kind));
+    if ((step.kind == StepKind::Gemm || step.kind == StepKind::Conv) && step.ops.size() > 1)
       GXC_CHECK(program_.epilogues.count(step.root()), "layer '{}': no epilogue kernel",
                 step.root()->layerName());
   }
@@ -156,11 +159,11 @@ void CudaExecutor::planSteps() {
     if (!root.device().isCuda()) continue;
     if (step.kind == StepKind::Gemm) gemms_[&root] = describeGemm(step);
     if (step.kind == StepKind::Conv) {
-      CudnnConv& conv = convs_[&root] = {root.layerName(), cudnnConvGeometry(root)};
+      const Op& op = *step.first();  // the convolution, fused or not
+      CudnnConv& conv = convs_[&op] = {op.layerName(), cudnnConvGeometry(op)};
       if (builtWithCudnn() && !conv.geometry.viaCudnn() && config_.note)
         config_.note(fmt::format("layer '{}' ({}) runs as its generated kernel, not cuDNN: {}",
-                                 root.layerName(), opName(root.kind),
-                                 *conv.geometry.generatedBecause));
+                                 op.layerName(), opName(op.kind), *conv.geometry.generatedBecause));
     }
     if (step.kind == StepKind::View) {
       const Value* base = root.operands[0];

@@ -16,6 +16,8 @@
 //     the bias is copied into the result; the step's generated kernel where cuDNN does not take
 //     the convolution (an asymmetric padding: runtime/cuda/cudnn_conv_geometry.h, said in a
 //     note when the executor is made) or has no engine for it, and in builds without cuDNN;
+//     a fused convolution's epilogue (batch_norm, relu, residual adds) then runs as the step's
+//     generated epilogue kernel, in place on the result;
 //   - Copy: host<->device through each copy stream's double-buffered pinned staging, its
 //     host memcpys on the stream's own staging thread (runtime/cuda/cuda_staging.h);
 //     device<->device by cudaMemcpyPeerAsync where the two GPUs can access each other's
@@ -146,6 +148,11 @@ class CudaExecutor {
   void reserveArenas();
   void checkInputIndices(const std::map<std::string, Tensor>& inputs) const;
   void checkIndicesOnDevice(RunState& state, const KernelStep& step, CudaStream& stream);
+  // A generated kernel into `result`, its inputs live in `state`.
+  void launchGenerated(RunState& state, const CudaKernelLaunch& launch, Live& result,
+                       CudaStream& stream);
+  // A fused GEMM's or convolution's epilogue kernel on the result the library wrote.
+  void launchEpilogue(RunState& state, const KernelStep& step, Live& result, CudaStream& stream);
   void markUse(RunState& state, const Value* value, size_t stream);
   void placeInput(RunState& state, const Value* input, const std::map<std::string, Tensor>& inputs);
   const Live& liveOf(const RunState& state, const Value* value) const;

@@ -190,41 +190,51 @@ void CudaExecutor::execute(RunState& state, size_t index, Live& result) {
           gpus_.at(step.root()->device().index)
               ->gemm->run(gemm, liveOf(state, gemm.aValue).device,
                           liveOf(state, gemm.bValue).device, bias, result.device, stream.get());
-      if (done == CudaGemmRunner::Done::AllButFusedMembers) {
-        // The epilogue kernel on the GEMM's result, in place: its input 0 is that result (no
-        // memory of its own: it is a member of the step), each element read before written.
-        const CudaKernelLaunch& launch = program_.epilogues.at(step.root());
-        GXC_CHECK(!launch.inputs.empty() && launch.inputs[0] == step.first()->result,
-                  "layer '{}': the epilogue kernel does not read the GEMM's result first",
-                  step.root()->layerName());
-        std::vector<void*> pointers = {result.device, result.device};
-        for (size_t i = 1; i < launch.inputs.size(); ++i)
-          pointers.push_back(liveOf(state, launch.inputs[i]).device);
-        kernels_->launch(launch, pointers, stream);
-      }
+      if (done == CudaGemmRunner::Done::AllButFusedMembers)
+        launchEpilogue(state, step, result, stream);
       return;
     }
     case StepKind::Conv: {
-      // cuDNN where it takes the convolution and has an engine for it, else the generated one.
-      const Op& op = *step.root();
+      // cuDNN where it takes the convolution and has an engine for it, else the generated
+      // one; both write the step's result, which a fused epilogue then updates in place.
+      const Op& op = *step.first();
       const CudnnConv& conv = convs_.at(&op);
       CudnnConvRunner* cudnn = gpus_.at(op.device().index)->conv.get();
       const void* bias = conv.geometry.bias ? liveOf(state, op.operands[2]).device : nullptr;
-      if (cudnn && conv.geometry.viaCudnn() &&
-          cudnn->run(conv, liveOf(state, op.operands[0]).device,
-                     liveOf(state, op.operands[1]).device, bias, result.device, stream.get()))
-        return;
-      [[fallthrough]];
-    }
-    case StepKind::Generated: {
-      checkIndicesOnDevice(state, step, stream);
-      const CudaKernelLaunch& launch = program_.kernels.at(step.root());
-      std::vector<void*> pointers = {result.device};
-      for (const Value* input : launch.inputs) pointers.push_back(liveOf(state, input).device);
-      kernels_->launch(launch, pointers, stream);
+      if (!cudnn || !conv.geometry.viaCudnn() ||
+          !cudnn->run(conv, liveOf(state, op.operands[0]).device,
+                      liveOf(state, op.operands[1]).device, bias, result.device, stream.get()))
+        launchGenerated(state, program_.kernels.at(&op), result, stream);
+      if (step.ops.size() > 1) launchEpilogue(state, step, result, stream);
       return;
     }
+    case StepKind::Generated:
+      checkIndicesOnDevice(state, step, stream);
+      launchGenerated(state, program_.kernels.at(step.root()), result, stream);
+      return;
   }
+}
+
+void CudaExecutor::launchGenerated(RunState& state, const CudaKernelLaunch& launch, Live& result,
+                                   CudaStream& stream) {
+  std::vector<void*> pointers = {result.device};
+  for (const Value* input : launch.inputs) pointers.push_back(liveOf(state, input).device);
+  kernels_->launch(launch, pointers, stream);
+}
+
+void CudaExecutor::launchEpilogue(RunState& state, const KernelStep& step, Live& result,
+                                  CudaStream& stream) {
+  // The epilogue kernel on the GEMM's or convolution's result, in place: its input 0 is that
+  // result (no memory of its own: it is a member of the step), each element read before
+  // written.
+  const CudaKernelLaunch& launch = program_.epilogues.at(step.root());
+  GXC_CHECK(!launch.inputs.empty() && launch.inputs[0] == step.first()->result,
+            "layer '{}': the epilogue kernel does not read the {} result first",
+            step.root()->layerName(), opName(step.first()->kind));
+  std::vector<void*> pointers = {result.device, result.device};
+  for (size_t i = 1; i < launch.inputs.size(); ++i)
+    pointers.push_back(liveOf(state, launch.inputs[i]).device);
+  kernels_->launch(launch, pointers, stream);
 }
 
 void CudaExecutor::checkIndicesOnDevice(RunState& state, const KernelStep& step,

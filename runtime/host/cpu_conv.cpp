@@ -5,11 +5,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <tuple>
 #include <unordered_map>
 
 #include "ir/conv_geometry.h"
 #include "ir/diagnostic.h"
+#include "runtime/host/conv_post_ops.h"
 #include "runtime/host/onednn_engine.h"
 
 namespace gxc {
@@ -17,15 +20,20 @@ namespace {
 
 using dnnl::memory;
 
-// What a convolution primitive depends on: its geometry, and whether it is transposed.
-using ConvKey = std::tuple<bool, std::vector<int64_t>>;
+// The post-ops' letters (conv_post_ops.h); empty: the convolution alone.
+using PostOpShape = std::string;
 
-ConvKey keyOf(bool transposed, const ConvGeometry& g) {
+// What a convolution primitive depends on: its geometry, whether it is transposed, and the
+// post-ops it applies.
+using ConvKey = std::tuple<bool, std::vector<int64_t>, PostOpShape>;
+
+ConvKey keyOf(bool transposed, const ConvGeometry& g, const PostOpShape& post) {
   return {transposed,
           {g.batch,      g.inChannels, g.outChannels, g.groups,  g.inH,       g.inW,
            g.outH,       g.outW,       g.kernelH,     g.kernelW, g.strideH,   g.strideW,
            g.dilationH,  g.dilationW,  g.padTop,      g.padLeft, g.padBottom, g.padRight,
-           g.outputPadH, g.outputPadW, g.bias ? 1 : 0}};
+           g.outputPadH, g.outputPadW, g.bias ? 1 : 0},
+          post};
 }
 
 // One convolution's primitive and its layouts: the plain ones of gxc's tensors (NCHW, and
@@ -39,6 +47,16 @@ struct PreparedConv {
   memory::desc plainSrc, plainWeights, plainDst, bias;
   memory::desc src, weights, dst;  // the primitive's
   memory::desc scratchpad;
+  // The post-ops' second operands (per-channel scales and shifts, residuals), in post-op
+  // order, the index of each among all post-ops, and for a residual the reorder into the
+  // primitive's layout from NCHW (empty where they are the same, or for a scale or shift).
+  std::vector<memory::desc> src1;
+  std::vector<int> src1PostOp;
+  std::vector<dnnl::reorder> src1In;
+  // Whether oneDNN runs the post-ops in a fast implementation; where it does not, the caller
+  // runs the convolution alone and the epilogue's kernel (and nothing else here is made).
+  bool postOpsTaken = true;
+  std::string implementation;  // oneDNN's name for it
   dnnl::primitive primitive;
   // Between the plain layouts and the primitive's, where they differ (else empty): made once,
   // as the primitive is; a reorder made at each call cost a small convolution a fifth of its
@@ -53,7 +71,37 @@ dnnl::reorder reorderBetween(const memory::desc& from, const memory::desc& to) {
   return dnnl::reorder(dnnl::reorder::primitive_desc(engine, from, engine, to));
 }
 
-PreparedConv prepare(bool transposed, const ConvGeometry& g) {
+// The post-ops of `post` into `attr`, residuals read in the layout `residual`.
+void appendPostOps(const PostOpShape& post, const memory::desc& residual, PreparedConv& c,
+                   dnnl::primitive_attr& attr) {
+  c.src1.clear(), c.src1PostOp.clear();
+  if (post.empty()) return;
+  const memory::desc perChannel({1, residual.dims()[1], 1, 1}, memory::data_type::f32,
+                                memory::format_tag::nchw);
+  dnnl::post_ops ops;
+  const auto binary = [&](dnnl::algorithm algorithm, const memory::desc& src1) {
+    c.src1PostOp.push_back(ops.len());
+    c.src1.push_back(src1);
+    ops.append_binary(algorithm, src1);
+  };
+  for (char member : post) {
+    if (member == 'b') {
+      binary(dnnl::algorithm::binary_mul, perChannel);
+      binary(dnnl::algorithm::binary_add, perChannel);
+    } else if (member == 'r') {
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    } else {
+      GXC_CHECK(member == 'a', "unknown convolution post-op '{}'", member);
+      binary(dnnl::algorithm::binary_add, residual);
+    }
+  }
+  attr.set_post_ops(ops);
+}
+
+// The primitive for `post`, its activations and residuals in the layout `activations`, or
+// in the ones oneDNN picks.
+PreparedConv prepareWith(bool transposed, const ConvGeometry& g, const PostOpShape& post,
+                         std::optional<memory::format_tag> activations) {
   const auto f32 = memory::data_type::f32;
   const auto any = memory::format_tag::any;
   PreparedConv c;
@@ -74,8 +122,8 @@ PreparedConv prepare(bool transposed, const ConvGeometry& g) {
   c.plainDst = memory::desc(dstDims, f32, memory::format_tag::nchw);
   c.plainWeights = memory::desc(weightDims, f32, weightLayout);
   c.bias = memory::desc({g.outChannels}, f32, memory::format_tag::a);
-  const memory::desc src(srcDims, f32, any);
-  const memory::desc dst(dstDims, f32, any);
+  const memory::desc src(srcDims, f32, activations.value_or(any));
+  const memory::desc dst(dstDims, f32, activations.value_or(any));
   const memory::desc weights(weightDims, f32, any);
   const memory::dims strides{g.strideH, g.strideW};
   // oneDNN counts dilation from 0 (no gap), PyTorch from 1.
@@ -87,6 +135,7 @@ PreparedConv prepare(bool transposed, const ConvGeometry& g) {
   const auto inference = dnnl::prop_kind::forward_inference;
   const dnnl::engine& engine = oneDnnEngine();
   dnnl::primitive_attr attr = userScratchpad();
+  appendPostOps(post, activations ? dst : c.plainDst, c, attr);
   if (transposed) {
     const auto direct = dnnl::algorithm::deconvolution_direct;
     auto desc = g.bias
@@ -97,6 +146,7 @@ PreparedConv prepare(bool transposed, const ConvGeometry& g) {
     dnnl::deconvolution_forward::primitive_desc pd(desc, attr, engine);
     c.src = pd.src_desc(), c.weights = pd.weights_desc(), c.dst = pd.dst_desc();
     c.scratchpad = pd.scratchpad_desc();
+    c.implementation = pd.impl_info_str();
     c.primitive = dnnl::deconvolution_forward(pd);
   } else {
     const auto direct = dnnl::algorithm::convolution_direct;
@@ -107,6 +157,7 @@ PreparedConv prepare(bool transposed, const ConvGeometry& g) {
     dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
     c.src = pd.src_desc(), c.weights = pd.weights_desc(), c.dst = pd.dst_desc();
     c.scratchpad = pd.scratchpad_desc();
+    c.implementation = pd.impl_info_str();
     c.primitive = dnnl::convolution_forward(pd);
   }
   c.srcIn = reorderBetween(c.plainSrc, c.src);
@@ -115,15 +166,47 @@ PreparedConv prepare(bool transposed, const ConvGeometry& g) {
   return c;
 }
 
+PreparedConv prepare(bool transposed, const ConvGeometry& g, const PostOpShape& post) {
+  PreparedConv c;
+  if (post.find('a') == PostOpShape::npos) {
+    c = prepareWith(transposed, g, post, std::nullopt);
+  } else {
+    // A residual add (a binary post-op without broadcast) with the layouts left to oneDNN
+    // sends it to its im2col GEMM on NCHW, ten times slower for resnet_cifar's convolutions;
+    // with the activations fixed to a blocked layout its direct JIT convolutions take it: the
+    // channels in blocks of 16 or 8 where they fill them (at 8 channels, 16-blocks leave only
+    // its reference code and NHWC a JIT kernel a third slower than without the residual, by
+    // DNNL_VERBOSE), else NHWC. The residual is reordered into that layout at each call.
+    c.postOpsTaken = false;
+    std::vector<memory::format_tag> layouts{memory::format_tag::acdb};
+    if (g.groups == 1 && g.inChannels % 8 == 0 && g.outChannels % 8 == 0)
+      layouts.insert(layouts.begin(), memory::format_tag::nChw8c);
+    if (g.groups == 1 && g.inChannels % 16 == 0 && g.outChannels % 16 == 0)
+      layouts.insert(layouts.begin(), memory::format_tag::nChw16c);
+    for (memory::format_tag layout : layouts) {
+      PreparedConv fixed = prepareWith(transposed, g, post, layout);
+      if (fixed.implementation.rfind("jit", 0) == 0 || fixed.implementation.rfind("brg", 0) == 0) {
+        c = std::move(fixed);
+        break;
+      }
+    }
+    if (!c.postOpsTaken) return c;
+  }
+  for (const memory::desc& src1 : c.src1)
+    c.src1In.push_back(src1.dims() == c.plainDst.dims() ? reorderBetween(c.plainDst, src1)
+                                                        : dnnl::reorder());
+  return c;
+}
+
 // Prepared convolutions by geometry, for the process: a model runs the same ones every step.
 // A primitive may run on several threads at once (the sim platform's streams): each call
 // brings its own scratchpad (onednn_engine.h).
-const PreparedConv& preparedConv(bool transposed, const ConvGeometry& g) {
+const PreparedConv& preparedConv(bool transposed, const ConvGeometry& g, const PostOpShape& post) {
   static std::mutex mutex;
   static std::map<ConvKey, std::unique_ptr<PreparedConv>> prepared;
   std::lock_guard<std::mutex> lock(mutex);
-  std::unique_ptr<PreparedConv>& entry = prepared[keyOf(transposed, g)];
-  if (!entry) entry = std::make_unique<PreparedConv>(prepare(transposed, g));
+  std::unique_ptr<PreparedConv>& entry = prepared[keyOf(transposed, g, post)];
+  if (!entry) entry = std::make_unique<PreparedConv>(prepare(transposed, g, post));
   return *entry;
 }
 
@@ -133,10 +216,13 @@ const PreparedConv& preparedConv(bool transposed, const ConvGeometry& g) {
 struct ConvMemories {
   memory plainSrc, plainWeights, plainDst, bias;
   memory src, weights, dst, scratchpad;  // the primitive's layouts; the plain ones where equal
+  std::vector<memory> src1;              // the post-ops' second operands
+  std::vector<memory> plainSrc1;         // a residual in NCHW, where it is reordered in
 };
 
 struct ThreadConvState {
   GrowingBuffer srcBuffer, weightsBuffer, dstBuffer;
+  std::vector<GrowingBuffer> residualBuffers;  // by post-op operand
   std::unordered_map<const PreparedConv*, ConvMemories> memories;
 };
 
@@ -159,6 +245,10 @@ ConvMemories& memoriesOf(ThreadConvState& state, const PreparedConv& c) {
   m.weights = c.weightsIn ? unbound(c.weights) : m.plainWeights;
   m.dst = c.dstOut ? unbound(c.dst) : m.plainDst;
   m.scratchpad = unbound(c.scratchpad);
+  for (size_t i = 0; i < c.src1.size(); ++i) {
+    m.src1.push_back(unbound(c.src1[i]));
+    m.plainSrc1.push_back(c.src1In[i] ? unbound(c.plainDst) : memory());
+  }
   return m;
 }
 
@@ -169,10 +259,11 @@ float* f32Data(const ConstTensorView& tensor, std::vector<float>& copy) {
   return copy.data();
 }
 
-}  // namespace
-
-void cpuConvolution(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result,
-                    ConstantWeights* constant) {
+// The convolution `op` into `result`, with the post-ops `post` reading `src1` (their second
+// operands' f32 data, in post-op order).
+void convolve(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result,
+              ConstantWeights* constant, const PostOpShape& post,
+              const std::vector<const float*>& src1) {
   const bool transposed = op.kind == OpKind::ConvTranspose2d;
   GXC_CHECK(op.kind == OpKind::Conv2d || transposed, "layer '{}': {} is not a convolution",
             op.layerName(), opName(op.kind));
@@ -196,7 +287,9 @@ void cpuConvolution(const Op& op, const std::vector<ConstTensorView>& operands, 
     out = scratch.data();
   }
 
-  const PreparedConv& c = preparedConv(transposed, g);
+  const PreparedConv& c = preparedConv(transposed, g, post);
+  GXC_CHECK(src1.size() == c.src1.size(), "layer '{}': {} post-op operands for {}", op.layerName(),
+            src1.size(), c.src1.size());
   ThreadConvState& state = threadConvState();
   ConvMemories& m = memoriesOf(state, c);
   m.plainSrc.set_data_handle(x);
@@ -231,11 +324,40 @@ void cpuConvolution(const Op& op, const std::vector<ConstTensorView>& operands, 
     m.bias.set_data_handle(f32Data(operands[2], biasCopy));
     args.emplace(DNNL_ARG_BIAS, m.bias);
   }
+  for (size_t i = 0; i < src1.size(); ++i) {
+    if (c.src1In[i]) {
+      if (state.residualBuffers.size() <= i) state.residualBuffers.resize(i + 1);
+      m.plainSrc1[i].set_data_handle(const_cast<float*>(src1[i]));
+      m.src1[i].set_data_handle(state.residualBuffers[i].atLeast(c.src1[i].get_size()));
+      c.src1In[i].execute(stream, m.plainSrc1[i], m.src1[i]);
+    } else {
+      m.src1[i].set_data_handle(const_cast<float*>(src1[i]));
+    }
+    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(c.src1PostOp[i]) | DNNL_ARG_SRC_1, m.src1[i]);
+  }
   c.primitive.execute(stream, args);
   if (c.dstOut) c.dstOut.execute(stream, m.dst, m.plainDst);
   stream.wait();
   for (size_t i = 0; i < scratch.size(); ++i)
     result.storeFloat(static_cast<int64_t>(i), scratch[i]);
+}
+
+}  // namespace
+
+void cpuConvolution(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result,
+                    ConstantWeights* constant) {
+  convolve(op, operands, result, constant, {}, {});
+}
+
+bool cpuConvolutionWithEpilogue(const Op& op, const std::vector<ConstTensorView>& operands,
+                                TensorView result, ConstantWeights* constant,
+                                const std::vector<const Op*>& epilogue,
+                                const std::map<const Value*, ConstTensorView>& tensors) {
+  if (op.result->type.dtype != DType::F32 || op.kind != OpKind::Conv2d) return false;
+  ConvPostOps post = convPostOps(op, epilogue, tensors);
+  if (!preparedConv(false, conv2dGeometry(op), post.shape).postOpsTaken) return false;
+  convolve(op, operands, result, constant, post.shape, post.src1);
+  return true;
 }
 
 }  // namespace gxc

@@ -6,6 +6,7 @@
 // type, placed by the caller), which must not overlap an operand.
 #pragma once
 
+#include <map>
 #include <vector>
 
 #include "ir/graph.h"
@@ -18,5 +19,15 @@ namespace gxc {
 // they are constant (f32 only); else they are reordered at every call.
 void cpuConvolution(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result,
                     ConstantWeights* constant = nullptr);
+
+// A fused convolution (ir/fused_kernel.h): conv2d `op` and its epilogue members (batch_norm,
+// relu, residual adds, in order) as one oneDNN primitive with post-ops, the convolution's
+// result never stored before them. `tensors` holds every value the members read from outside
+// the kernel. Returns false, having computed nothing, where the post-ops do not apply (a
+// result other than f32): the caller runs the convolution and then the epilogue's kernel.
+bool cpuConvolutionWithEpilogue(const Op& op, const std::vector<ConstTensorView>& operands,
+                                TensorView result, ConstantWeights* constant,
+                                const std::vector<const Op*>& epilogue,
+                                const std::map<const Value*, ConstTensorView>& tensors);
 
 }  // namespace gxc

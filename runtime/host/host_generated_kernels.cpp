@@ -151,14 +151,24 @@ void HostGeneratedKernels::run(const KernelStep& step, const std::vector<ConstTe
     case StepKind::Conv: {
       // oneDNN has no f64 convolution: f64 runs the generated direct convolution, in double
       // (a documented dtype rule of the cpu platform, docs/model-format.md). Emulating GPU
-      // blocks runs the generated kernel too: what the cuda platform runs where cuDNN does not.
-      if (root.result->type.dtype == DType::F64 || mode_.emulateBlocks) {
-        launch(byRoot_.at(&root), result, tensors);
-        return;
+      // blocks runs the generated kernels too: what the cuda platform runs where cuDNN does not.
+      // A fused epilogue rides in oneDNN's primitive as post-ops where they apply, else its
+      // kernel runs on the convolution's result, in place.
+      const Op& conv = *step.first();
+      if (conv.result->type.dtype == DType::F64 || mode_.emulateBlocks) {
+        launch(byRoot_.at(&conv), result, tensors);
+      } else {
+        std::vector<ConstTensorView> operands;
+        for (const Value* operand : conv.operands) operands.push_back(tensors.at(operand));
+        std::vector<const Op*> epilogue(step.ops.begin() + 1, step.ops.end());
+        if (!epilogue.empty() &&
+            cpuConvolutionWithEpilogue(conv, operands, result, constant, epilogue, tensors))
+          return;
+        cpuConvolution(conv, operands, result, constant);
       }
-      std::vector<ConstTensorView> operands;
-      for (const Value* operand : root.operands) operands.push_back(tensors.at(operand));
-      cpuConvolution(root, operands, result, constant);
+      if (step.ops.size() == 1) return;
+      tensors[conv.result] = result;
+      launch(byRoot_.at(&root), result, tensors);
       return;
     }
     case StepKind::Generated:
@@ -185,6 +195,9 @@ void HostGeneratedKernels::runGeneratedKernel(const KernelStep& step,
   checkResultType(*step.root(), result);
   std::map<const Value*, ConstTensorView> tensors;
   for (size_t i = 0; i < inputs.size(); ++i) tensors[step.inputs[i]] = inputs[i];
+  launch(byRoot_.at(step.first()), result, tensors);
+  if (step.ops.size() == 1) return;
+  tensors[step.first()->result] = result;  // the epilogue, on the convolution's result
   launch(byRoot_.at(step.root()), result, tensors);
 }
 

@@ -357,6 +357,59 @@ graph @hmm(%a: f16[4,16] @cpu, %b: f16[16,8] @cpu, %bias: f16[8] @cpu) -> (r) {
   return %r
 })",
        3, 1e-2},
+      // A convolution's epilogue (ir/fused_kernel.h): oneDNN's post-ops on the cpu platform,
+      // the generated convolution and epilogue kernels emulated and on the sim platform.
+      // Running statistics away from 0 and 1, so that a wrong scale or shift shows.
+      {"conv_batch_norm_relu", R"(
+graph @cbr(%x: f32[2,3,6,6] @cpu) -> (r) attributes {seed = 3} {
+  %w = param {init = "normal", name = "w", seed = 3} : f32[8,3,3,3] @cpu
+  %m = param {init = "normal", name = "m", seed = 4} : f32[8] @cpu
+  %v = param {high = 2.0, init = "uniform", low = 0.5, name = "v", seed = 5} : f32[8] @cpu
+  %g = param {init = "normal", name = "g", seed = 6} : f32[8] @cpu
+  %b = param {init = "normal", name = "b", seed = 7} : f32[8] @cpu
+  %c = conv2d %x, %w {bias = false, in_channels = 3, kernel = "k0", kernel_size = 3, out_channels = 8, padding = 1} : f32[2,8,6,6] @cpu
+  %n = batch_norm %c, %m, %v, %g, %b {eps = 0.01, kernel = "k0", num_features = 8} : f32[2,8,6,6] @cpu
+  %r = relu %n {kernel = "k0"} : f32[2,8,6,6] @cpu
+  return %r
+})",
+       3, 1e-4},
+      {"conv_batch_norm_residual_relu_8_channels", R"(
+graph @cbar8(%x: f32[2,8,6,6] @cpu, %res: f32[2,8,6,6] @cpu) -> (r) attributes {seed = 3} {
+  %w = param {init = "normal", name = "w", seed = 3} : f32[8,8,3,3] @cpu
+  %m = param {init = "normal", name = "m", seed = 4} : f32[8] @cpu
+  %v = param {high = 2.0, init = "uniform", low = 0.5, name = "v", seed = 5} : f32[8] @cpu
+  %c = conv2d %x, %w {bias = false, in_channels = 8, kernel = "k0", kernel_size = 3, out_channels = 8, padding = 1} : f32[2,8,6,6] @cpu
+  %n = batch_norm %c, %m, %v {affine = false, kernel = "k0", num_features = 8} : f32[2,8,6,6] @cpu
+  %a = add %res, %n {kernel = "k0"} : f32[2,8,6,6] @cpu
+  %r = relu %a {kernel = "k0"} : f32[2,8,6,6] @cpu
+  return %r
+})",
+       4, 1e-4},
+      {"conv_bias_residual_batch_norm_16_channels_strided", R"(
+graph @cab16(%x: f32[2,16,8,8] @cpu, %res: f32[2,16,4,4] @cpu) -> (r) attributes {seed = 3} {
+  %w = param {init = "normal", name = "w", seed = 3} : f32[16,16,3,3] @cpu
+  %wb = param {init = "normal", name = "wb", seed = 8} : f32[16] @cpu
+  %m = param {init = "normal", name = "m", seed = 4} : f32[16] @cpu
+  %v = param {high = 2.0, init = "uniform", low = 0.5, name = "v", seed = 5} : f32[16] @cpu
+  %g = param {init = "normal", name = "g", seed = 6} : f32[16] @cpu
+  %b = param {init = "normal", name = "b", seed = 7} : f32[16] @cpu
+  %c = conv2d %x, %w, %wb {in_channels = 16, kernel = "k0", kernel_size = 3, out_channels = 16, padding = 1, stride = 2} : f32[2,16,4,4] @cpu
+  %a = add %c, %res {kernel = "k0"} : f32[2,16,4,4] @cpu
+  %r = batch_norm %a, %m, %v, %g, %b {kernel = "k0", num_features = 16} : f32[2,16,4,4] @cpu
+  return %r
+})",
+       3, 1e-4},
+      {"f16_conv_batch_norm_relu", R"(
+graph @hcbr(%x: f16[1,4,5,5] @cpu) -> (r) attributes {seed = 3} {
+  %w = param {init = "normal", name = "w", seed = 3} : f16[4,4,3,3] @cpu
+  %m = param {init = "normal", name = "m", seed = 4} : f16[4] @cpu
+  %v = param {high = 2.0, init = "uniform", low = 0.5, name = "v", seed = 5} : f16[4] @cpu
+  %c = conv2d %x, %w {bias = false, in_channels = 4, kernel = "k0", kernel_size = 3, out_channels = 4, padding = 1} : f16[1,4,5,5] @cpu
+  %n = batch_norm %c, %m, %v {affine = false, kernel = "k0", num_features = 4} : f16[1,4,5,5] @cpu
+  %r = relu %n {kernel = "k0"} : f16[1,4,5,5] @cpu
+  return %r
+})",
+       3, 2e-2},
       {"f16_chain", R"(
 graph @half(%x: f16[4,8] @cpu, %y: f16[8] @cpu) -> (r) {
   %a = add %x, %y {kernel = "k0"} : f16[4,8] @cpu
@@ -409,15 +462,24 @@ class FusedKernelTest : public testing::TestWithParam<FusionCase> {};
 TEST_P(FusedKernelTest, OneKernelForTheFusedGroup) {
   auto graph = parse(GetParam().ir);
   CudaSource source = generateCudaSource(*graph);
-  ASSERT_EQ(source.kernels.size(), 1u);
-  EXPECT_EQ(source.kernels[0].ops.size(), GetParam().fusedOps);
-  EXPECT_EQ(source.kernels[0].epilogue, source.kernels[0].ops.front()->kind == OpKind::Matmul ||
-                                            source.kernels[0].ops.front()->kind == OpKind::Linear);
-  // One definition, and the kernel ABI.
+  // A fused convolution has two: the convolution alone, then its epilogue.
+  const CudaKernel& fused = source.kernels.back();
+  const OpKind first = fused.ops.front()->kind;
+  const size_t kernels = first == OpKind::Conv2d ? 2 : 1;
+  ASSERT_EQ(source.kernels.size(), kernels);
+  EXPECT_EQ(fused.ops.size(), GetParam().fusedOps);
+  EXPECT_EQ(fused.epilogue,
+            first == OpKind::Matmul || first == OpKind::Linear || first == OpKind::Conv2d);
+  if (kernels == 2) {
+    EXPECT_EQ(source.kernels[0].ops, std::vector<const Op*>{fused.ops.front()});
+    EXPECT_FALSE(source.kernels[0].epilogue);
+  }
+  // One definition each, and the kernel ABI.
   std::regex definition("extern \"C\" __global__ void (gxc_\\w+)\\(GxcArgs args\\)");
   auto found = std::sregex_iterator(source.text.begin(), source.text.end(), definition);
-  ASSERT_EQ(std::distance(found, std::sregex_iterator()), 1);
-  EXPECT_EQ((*found)[1].str(), source.kernels[0].name);
+  ASSERT_EQ(static_cast<size_t>(std::distance(found, std::sregex_iterator())), kernels);
+  std::advance(found, kernels - 1);
+  EXPECT_EQ((*found)[1].str(), fused.name);
   // The large cases' loops (gxc_kernel.h's macros): in runs, or flat.
   const std::map<std::string, std::string> loops{
       {"batch_norm_add_relu_in_runs", "GXC_RUNS"},

@@ -99,5 +99,48 @@ TEST(KernelVerifierTest, NamesEachBrokenKernelRule) {
             "attribute 'kernel' must be a string");
 }
 
+// A convolution's kernels: the graph of firstProblem with %x an image batch f32[1,2,4,4],
+// %w a 3x3 kernel and %r a residual of the convolution's shape.
+std::string firstConvProblem(const std::string& body) {
+  std::string text =
+      "graph @g(%x: f32[1,2,4,4] @cpu, %w: f32[2,2,3,3] @cpu, %v: f32[2] @cpu, %r: "
+      "f32[1,2,4,4] @cpu) -> (out) {\n" +
+      body + "  return %out\n}\n";
+  auto graph = parseGraph(text, "g.gxir");
+  std::vector<std::string> problems = verifyGraph(*graph);
+  return problems.empty() ? "" : problems.front();
+}
+
+const char* const kConv =
+    "  %c = conv2d %x, %w {bias = false, in_channels = 2, kernel = \"k0\", kernel_size = 3, "
+    "out_channels = 2, padding = 1} : f32[1,2,4,4] @cpu\n";
+
+TEST(KernelVerifierTest, AConvolutionLeadsItsEpilogueOnly) {
+  EXPECT_EQ(firstConvProblem(std::string(kConv) +
+                             "  %n = batch_norm %c, %v, %v {affine = false, kernel = \"k0\", "
+                             "num_features = 2} : f32[1,2,4,4] @cpu\n"
+                             "  %a = add %r, %n {kernel = \"k0\"} : f32[1,2,4,4] @cpu\n"
+                             "  %out = relu %a {kernel = \"k0\"} : f32[1,2,4,4] @cpu\n"),
+            "");
+  const std::string onlyEpilogue =
+      "only batch_norm, relu and the add of a residual from outside, each reading the member "
+      "before, may follow the convolution %c in kernel 'k0'";
+  EXPECT_EQ(firstConvProblem(std::string(kConv) +
+                             "  %out = sigmoid %c {kernel = \"k0\"} : f32[1,2,4,4] @cpu\n"),
+            "op %out: " + onlyEpilogue);
+  EXPECT_EQ(firstConvProblem(std::string(kConv) +
+                             "  %out = add %c, %c {kernel = \"k0\"} : f32[1,2,4,4] @cpu\n"),
+            "op %out: " + onlyEpilogue);
+  EXPECT_EQ(firstConvProblem(std::string(kConv) +
+                             "  %e = exp %r {kernel = \"k0\"} : f32[1,2,4,4] @cpu\n"
+                             "  %out = add %c, %e {kernel = \"k0\"} : f32[1,2,4,4] @cpu\n"),
+            "op %e: " + onlyEpilogue);
+  EXPECT_EQ(firstConvProblem("  %a = relu %x {kernel = \"k0\"} : f32[1,2,4,4] @cpu\n"
+                             "  %out = conv2d %a, %w {bias = false, in_channels = 2, kernel = "
+                             "\"k0\", kernel_size = 3, out_channels = 2, padding = 1} : "
+                             "f32[1,2,4,4] @cpu\n"),
+            "op %out: a convolution may only be the first member of kernel 'k0'");
+}
+
 }  // namespace
 }  // namespace gxc

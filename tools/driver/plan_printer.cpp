@@ -70,11 +70,20 @@ std::string workText(const KernelStep& step, const std::map<const Op*, std::stri
       return fmt::format("view {} of %{}: no work", opName(root.kind), root.operands[0]->name);
     case StepKind::Generated:
       return fmt::format("kernel {} ({}{})", kernels.at(&root), group, opNames(step));
-    case StepKind::Conv:
-      return fmt::format(
+    case StepKind::Conv: {
+      const Op& conv = *step.first();
+      std::string text = fmt::format(
           "oneDNN {} on cpu and sim, cuDNN on cuda (kernel {} where cuDNN does not "
           "take it)",
-          opName(root.kind), kernels.at(&root));
+          opName(conv.kind), kernels.at(&conv));
+      if (step.ops.size() == 1) return text;
+      std::vector<std::string> epilogue;
+      for (size_t i = 1; i < step.ops.size(); ++i) epilogue.emplace_back(opName(step.ops[i]->kind));
+      return fmt::format(
+          "{}, with epilogue ({}{}): oneDNN's post-ops for f32 on cpu and sim, "
+          "else kernel {}",
+          text, group, fmt::join(epilogue, ", "), kernels.at(&root));
+    }
   }
   return "";
 }

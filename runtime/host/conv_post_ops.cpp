@@ -1,0 +1,64 @@
+#include "runtime/host/conv_post_ops.h"
+
+#include <cmath>
+
+#include "ir/diagnostic.h"
+#include "ir/fused_kernel.h"
+
+namespace gxc {
+namespace {
+
+// batch_norm at inference as a per-channel scale and shift: (x - mean) / sqrt(var + eps) *
+// weight + bias = x * scale + shift, the two computed in double from the op's params.
+void batchNormScaleShift(const Op& bn, const std::map<const Value*, ConstTensorView>& tensors,
+                         std::vector<float>& scale, std::vector<float>& shift) {
+  std::vector<std::vector<float>> params;
+  for (size_t i = 1; i < bn.operands.size(); ++i)
+    params.push_back(tensors.at(bn.operands[i]).toFloats());
+  const double eps = bn.attrs.getFloat("eps", 1e-5);
+  const size_t channels = params[0].size();
+  scale.resize(channels);
+  shift.resize(channels);
+  for (size_t c = 0; c < channels; ++c) {
+    double inverse = 1.0 / std::sqrt(static_cast<double>(params[1][c]) + eps);
+    double weight = params.size() == 4 ? params[2][c] : 1.0;
+    double bias = params.size() == 4 ? params[3][c] : 0.0;
+    scale[c] = static_cast<float>(inverse * weight);
+    shift[c] = static_cast<float>(bias - params[0][c] * inverse * weight);
+  }
+}
+
+}  // namespace
+
+ConvPostOps convPostOps(const Op& conv, const std::vector<const Op*>& epilogue,
+                        const std::map<const Value*, ConstTensorView>& tensors) {
+  GXC_CHECK(conv.result->type.dtype == DType::F32, "layer '{}': post-ops for a {} convolution",
+            conv.layerName(), dtypeName(conv.result->type.dtype));
+  ConvPostOps post;
+  post.owned.reserve(2 * epilogue.size());  // src1 points into them: never reallocated
+  const Value* fed = conv.result;
+  for (const Op* member : epilogue) {
+    GXC_CHECK(isConvEpilogueMember(fed, *member),
+              "layer '{}': {} cannot follow '{}' in a convolution's epilogue", member->layerName(),
+              opName(member->kind), conv.layerName());
+    if (member->kind == OpKind::BatchNorm) {
+      std::vector<float>& scale = post.owned.emplace_back();
+      std::vector<float>& shift = post.owned.emplace_back();
+      batchNormScaleShift(*member, tensors, scale, shift);
+      post.src1.push_back(scale.data());
+      post.src1.push_back(shift.data());
+      post.shape += 'b';
+    } else if (member->kind == OpKind::Relu) {
+      post.shape += 'r';
+    } else {
+      const Value* residual =
+          member->operands[0] == fed ? member->operands[1] : member->operands[0];
+      post.src1.push_back(tensors.at(residual).as<float>());
+      post.shape += 'a';
+    }
+    fed = member->result;
+  }
+  return post;
+}
+
+}  // namespace gxc

@@ -1,0 +1,31 @@
+// A fused convolution's epilogue (ir/fused_kernel.h: batch_norm, relu and residual adds after
+// a conv2d) as the post-ops oneDNN applies before it stores the convolution's result: the
+// letters that name them, which key the primitive (cpu_conv.cpp), and the data they read.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "tensor/tensor.h"
+
+namespace gxc {
+
+struct ConvPostOps {
+  // One letter per member: 'b' batch_norm (a per-channel multiply, then a per-channel add),
+  // 'r' relu, 'a' the add of a residual of the result's shape.
+  std::string shape;
+  // The binary post-ops' second operands, f32, in post-op order: a batch_norm's scale and
+  // shift (in `owned`), a residual's own bytes.
+  std::vector<const float*> src1;
+  std::vector<std::vector<float>> owned;
+};
+
+// The post-ops of `epilogue`, the members after `conv` in order; `tensors` holds every value
+// they read from outside the kernel. Requires an f32 convolution and members that keep the
+// epilogue rules (a gxc bug otherwise).
+ConvPostOps convPostOps(const Op& conv, const std::vector<const Op*>& epilogue,
+                        const std::map<const Value*, ConstTensorView>& tensors);
+
+}  // namespace gxc
