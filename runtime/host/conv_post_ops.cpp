@@ -41,7 +41,16 @@ ConvPostOps convPostOps(const Op& conv, const std::vector<const Op*>& epilogue,
     GXC_CHECK(isConvEpilogueMember(fed, *member),
               "layer '{}': {} cannot follow '{}' in a convolution's epilogue", member->layerName(),
               opName(member->kind), conv.layerName());
-    if (member->kind == OpKind::BatchNorm) {
+    if (member->kind == OpKind::BatchNorm && fed == conv.result) {
+      // scale * (conv(x, w) + b) + shift = conv(x, scale * w) + (scale * b + shift)
+      batchNormScaleShift(*member, tensors, post.weightScale, post.bias);
+      if (conv.operands.size() == 3) {
+        std::vector<float> own = tensors.at(conv.operands[2]).toFloats();
+        for (size_t c = 0; c < own.size(); ++c) post.bias[c] += post.weightScale[c] * own[c];
+      }
+      post.folded = member;
+      post.shape += 'f';
+    } else if (member->kind == OpKind::BatchNorm) {
       std::vector<float>& scale = post.owned.emplace_back();
       std::vector<float>& shift = post.owned.emplace_back();
       batchNormScaleShift(*member, tensors, scale, shift);

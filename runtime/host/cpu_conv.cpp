@@ -85,6 +85,7 @@ void appendPostOps(const PostOpShape& post, const memory::desc& residual, Prepar
     ops.append_binary(algorithm, src1);
   };
   for (char member : post) {
+    if (member == 'f') continue;  // in the weights and bias, not a post-op
     if (member == 'b') {
       binary(dnnl::algorithm::binary_mul, perChannel);
       binary(dnnl::algorithm::binary_add, perChannel);
@@ -150,10 +151,12 @@ PreparedConv prepareWith(bool transposed, const ConvGeometry& g, const PostOpSha
     c.primitive = dnnl::deconvolution_forward(pd);
   } else {
     const auto direct = dnnl::algorithm::convolution_direct;
-    auto desc = g.bias ? dnnl::convolution_forward::desc(inference, direct, src, weights, c.bias,
-                                                         dst, strides, dilates, padBefore, padAfter)
-                       : dnnl::convolution_forward::desc(inference, direct, src, weights, dst,
-                                                         strides, dilates, padBefore, padAfter);
+    // A batch_norm folded into the weights brings its shift as the bias.
+    const bool bias = g.bias || (!post.empty() && post[0] == 'f');
+    auto desc = bias ? dnnl::convolution_forward::desc(inference, direct, src, weights, c.bias, dst,
+                                                       strides, dilates, padBefore, padAfter)
+                     : dnnl::convolution_forward::desc(inference, direct, src, weights, dst,
+                                                       strides, dilates, padBefore, padAfter);
     dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
     c.src = pd.src_desc(), c.weights = pd.weights_desc(), c.dst = pd.dst_desc();
     c.scratchpad = pd.scratchpad_desc();
@@ -222,6 +225,7 @@ struct ConvMemories {
 
 struct ThreadConvState {
   GrowingBuffer srcBuffer, weightsBuffer, dstBuffer;
+  GrowingBuffer foldedWeights;                 // plain weights scaled by a folded batch_norm
   std::vector<GrowingBuffer> residualBuffers;  // by post-op operand
   std::unordered_map<const PreparedConv*, ConvMemories> memories;
 };
@@ -259,11 +263,33 @@ float* f32Data(const ConstTensorView& tensor, std::vector<float>& copy) {
   return copy.data();
 }
 
-// The convolution `op` into `result`, with the post-ops `post` reading `src1` (their second
-// operands' f32 data, in post-op order).
+// Each output channel's weights (oihw: contiguous, the output channel outermost) times its
+// scale, into `into`.
+void scaleOutputChannels(const float* weights, const std::vector<float>& scale, size_t count,
+                         float* into) {
+  const size_t perChannel = count / scale.size();
+  for (size_t o = 0; o < scale.size(); ++o)
+    for (size_t k = 0; k < perChannel; ++k)
+      into[o * perChannel + k] = weights[o * perChannel + k] * scale[o];
+}
+
+// Whether the weights of `op` (and the params of a batch_norm folded into them) keep their
+// values from one run to the next, so that their packed copy does too.
+bool weightsConstant(const Op& op, const ConstTensorView& weights, const ConstantWeights* constant,
+                     const ConvPostOps* post) {
+  if (!constant || !constant->holds(op.operands[1]) || weights.dtype() != DType::F32) return false;
+  if (post && post->folded)
+    for (size_t i = 1; i < post->folded->operands.size(); ++i)
+      if (!constant->holds(post->folded->operands[i])) return false;
+  return true;
+}
+
+// The convolution `op` into `result`, with the post-ops `post` where given.
 void convolve(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result,
-              ConstantWeights* constant, const PostOpShape& post,
-              const std::vector<const float*>& src1) {
+              ConstantWeights* constant, const ConvPostOps* post) {
+  static const std::vector<const float*> kNone;
+  const std::vector<const float*>& src1 = post ? post->src1 : kNone;
+  const bool folded = post && post->folded;
   const bool transposed = op.kind == OpKind::ConvTranspose2d;
   GXC_CHECK(op.kind == OpKind::Conv2d || transposed, "layer '{}': {} is not a convolution",
             op.layerName(), opName(op.kind));
@@ -287,32 +313,45 @@ void convolve(const Op& op, const std::vector<ConstTensorView>& operands, Tensor
     out = scratch.data();
   }
 
-  const PreparedConv& c = preparedConv(transposed, g, post);
+  const PreparedConv& c = preparedConv(transposed, g, post ? post->shape : PostOpShape());
   GXC_CHECK(src1.size() == c.src1.size(), "layer '{}': {} post-op operands for {}", op.layerName(),
             src1.size(), c.src1.size());
   ThreadConvState& state = threadConvState();
   ConvMemories& m = memoriesOf(state, c);
   m.plainSrc.set_data_handle(x);
-  m.plainWeights.set_data_handle(w);
   m.plainDst.set_data_handle(out);
   dnnl::stream& stream = threadStream();
   if (c.srcIn) {
     m.src.set_data_handle(state.srcBuffer.atLeast(c.src.get_size()));
     c.srcIn.execute(stream, m.plainSrc, m.src);
   }
-  // Weights a training step may change are reordered at every call; constant ones once.
-  if (c.weightsIn && constant && constant->holds(op.operands[1]) &&
-      operands[1].dtype() == DType::F32) {
+  // The plain weights the primitive reads: the operand's, or, with a batch_norm folded in,
+  // each output channel's scaled by it.
+  const auto plainWeights = [&]() -> float* {
+    if (!folded) return w;
+    const size_t bytes = c.plainWeights.get_size();
+    float* scaled = static_cast<float*>(state.foldedWeights.atLeast(bytes));
+    scaleOutputChannels(w, post->weightScale, bytes / sizeof(float), scaled);
+    return scaled;
+  };
+  // Weights a training step may change are reordered at every call; constant ones once (a
+  // folded batch_norm's packed copy is its own: the same weights without it differ).
+  if (c.weightsIn && weightsConstant(op, operands[1], constant, post)) {
     const auto pack = [&](void* into) {
+      m.plainWeights.set_data_handle(plainWeights());
       m.weights.set_data_handle(into);
       c.weightsIn.execute(stream, m.plainWeights, m.weights);
       stream.wait();
     };
+    const void* key = folded ? static_cast<const void*>(post->folded) : &c;
     m.weights.set_data_handle(
-        const_cast<void*>(constant->packed(w, &c, c.weights.get_size(), pack)));
-  } else if (c.weightsIn) {
-    m.weights.set_data_handle(state.weightsBuffer.atLeast(c.weights.get_size()));
-    c.weightsIn.execute(stream, m.plainWeights, m.weights);
+        const_cast<void*>(constant->packed(w, key, c.weights.get_size(), pack)));
+  } else {
+    m.plainWeights.set_data_handle(plainWeights());  // m.weights too, where the same layout
+    if (c.weightsIn) {
+      m.weights.set_data_handle(state.weightsBuffer.atLeast(c.weights.get_size()));
+      c.weightsIn.execute(stream, m.plainWeights, m.weights);
+    }
   }
   if (c.dstOut) m.dst.set_data_handle(state.dstBuffer.atLeast(c.dst.get_size()));
   m.scratchpad.set_data_handle(threadScratchpad(c.scratchpad.get_size()));
@@ -320,7 +359,10 @@ void convolve(const Op& op, const std::vector<ConstTensorView>& operands, Tensor
                                        {DNNL_ARG_WEIGHTS, m.weights},
                                        {DNNL_ARG_DST, m.dst},
                                        {DNNL_ARG_SCRATCHPAD, m.scratchpad}};
-  if (g.bias) {
+  if (folded) {  // the batch_norm's shift, and the convolution's own bias scaled
+    m.bias.set_data_handle(const_cast<float*>(post->bias.data()));
+    args.emplace(DNNL_ARG_BIAS, m.bias);
+  } else if (g.bias) {
     m.bias.set_data_handle(f32Data(operands[2], biasCopy));
     args.emplace(DNNL_ARG_BIAS, m.bias);
   }
@@ -346,7 +388,7 @@ void convolve(const Op& op, const std::vector<ConstTensorView>& operands, Tensor
 
 void cpuConvolution(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result,
                     ConstantWeights* constant) {
-  convolve(op, operands, result, constant, {}, {});
+  convolve(op, operands, result, constant, nullptr);
 }
 
 bool cpuConvolutionWithEpilogue(const Op& op, const std::vector<ConstTensorView>& operands,
@@ -356,7 +398,7 @@ bool cpuConvolutionWithEpilogue(const Op& op, const std::vector<ConstTensorView>
   if (op.result->type.dtype != DType::F32 || op.kind != OpKind::Conv2d) return false;
   ConvPostOps post = convPostOps(op, epilogue, tensors);
   if (!preparedConv(false, conv2dGeometry(op), post.shape).postOpsTaken) return false;
-  convolve(op, operands, result, constant, post.shape, post.src1);
+  convolve(op, operands, result, constant, &post);
   return true;
 }
 

@@ -359,7 +359,9 @@ graph @hmm(%a: f16[4,16] @cpu, %b: f16[16,8] @cpu, %bias: f16[8] @cpu) -> (r) {
        3, 1e-2},
       // A convolution's epilogue (ir/fused_kernel.h): oneDNN's post-ops on the cpu platform,
       // the generated convolution and epilogue kernels emulated and on the sim platform.
-      // Running statistics away from 0 and 1, so that a wrong scale or shift shows.
+      // Running statistics away from 0 and 1, so that a wrong scale or shift shows. A
+      // batch_norm right after the convolution is folded into its weights (packed once where
+      // they are params, scaled at every call where they are an input) and bias.
       {"conv_batch_norm_relu", R"(
 graph @cbr(%x: f32[2,3,6,6] @cpu) -> (r) attributes {seed = 3} {
   %w = param {init = "normal", name = "w", seed = 3} : f32[8,3,3,3] @cpu
@@ -374,11 +376,11 @@ graph @cbr(%x: f32[2,3,6,6] @cpu) -> (r) attributes {seed = 3} {
 })",
        3, 1e-4},
       {"conv_batch_norm_residual_relu_8_channels", R"(
-graph @cbar8(%x: f32[2,8,6,6] @cpu, %res: f32[2,8,6,6] @cpu) -> (r) attributes {seed = 3} {
-  %w = param {init = "normal", name = "w", seed = 3} : f32[8,8,3,3] @cpu
+graph @cbar8(%x: f32[2,8,6,6] @cpu, %w: f32[8,8,3,3] @cpu, %res: f32[2,8,6,6] @cpu) -> (r) attributes {seed = 3} {
+  %wb = param {init = "normal", name = "wb", seed = 8} : f32[8] @cpu
   %m = param {init = "normal", name = "m", seed = 4} : f32[8] @cpu
   %v = param {high = 2.0, init = "uniform", low = 0.5, name = "v", seed = 5} : f32[8] @cpu
-  %c = conv2d %x, %w {bias = false, in_channels = 8, kernel = "k0", kernel_size = 3, out_channels = 8, padding = 1} : f32[2,8,6,6] @cpu
+  %c = conv2d %x, %w, %wb {in_channels = 8, kernel = "k0", kernel_size = 3, out_channels = 8, padding = 1} : f32[2,8,6,6] @cpu
   %n = batch_norm %c, %m, %v {affine = false, kernel = "k0", num_features = 8} : f32[2,8,6,6] @cpu
   %a = add %res, %n {kernel = "k0"} : f32[2,8,6,6] @cpu
   %r = relu %a {kernel = "k0"} : f32[2,8,6,6] @cpu
