@@ -25,15 +25,18 @@ using PostOpShape = std::string;
 
 // What a convolution primitive depends on: its geometry, whether it is transposed, and the
 // post-ops it applies.
-using ConvKey = std::tuple<bool, std::vector<int64_t>, PostOpShape>;
+using ConvKey = std::tuple<bool, std::vector<int64_t>, PostOpShape, bool, bool>;
 
-ConvKey keyOf(bool transposed, const ConvGeometry& g, const PostOpShape& post) {
+ConvKey keyOf(bool transposed, const ConvGeometry& g, const PostOpShape& post,
+              const ConvLayouts& layouts) {
   return {transposed,
           {g.batch,      g.inChannels, g.outChannels, g.groups,  g.inH,       g.inW,
            g.outH,       g.outW,       g.kernelH,     g.kernelW, g.strideH,   g.strideW,
            g.dilationH,  g.dilationW,  g.padTop,      g.padLeft, g.padBottom, g.padRight,
            g.outputPadH, g.outputPadW, g.bias ? 1 : 0},
-          post};
+          post,
+          layouts.imageChannelsLast,
+          layouts.resultChannelsLast};
 }
 
 // One convolution's primitive and its layouts: the plain ones of gxc's tensors (NCHW, and
@@ -45,6 +48,7 @@ ConvKey keyOf(bool transposed, const ConvGeometry& g, const PostOpShape& post) {
 // Made once per geometry.
 struct PreparedConv {
   memory::desc plainSrc, plainWeights, plainDst, bias;
+  memory::desc residual;           // a residual add's operand as gxc holds it: NCHW
   memory::desc src, weights, dst;  // the primitive's
   memory::desc scratchpad;
   // The post-ops' second operands (per-channel scales and shifts, residuals), in post-op
@@ -102,6 +106,7 @@ void appendPostOps(const PostOpShape& post, const memory::desc& residual, Prepar
 // The primitive for `post`, its activations and residuals in the layout `activations`, or
 // in the ones oneDNN picks.
 PreparedConv prepareWith(bool transposed, const ConvGeometry& g, const PostOpShape& post,
+                         const ConvLayouts& layouts,
                          std::optional<memory::format_tag> activations) {
   const auto f32 = memory::data_type::f32;
   const auto any = memory::format_tag::any;
@@ -119,8 +124,12 @@ PreparedConv prepareWith(bool transposed, const ConvGeometry& g, const PostOpSha
   const auto weightLayout =
       g.groups == 1 ? (transposed ? memory::format_tag::iohw : memory::format_tag::oihw)
                     : (transposed ? memory::format_tag::giohw : memory::format_tag::goihw);
-  c.plainSrc = memory::desc(srcDims, f32, memory::format_tag::nchw);
-  c.plainDst = memory::desc(dstDims, f32, memory::format_tag::nchw);
+  const auto plain = [](bool channelsLast) {
+    return channelsLast ? memory::format_tag::nhwc : memory::format_tag::nchw;
+  };
+  c.plainSrc = memory::desc(srcDims, f32, plain(layouts.imageChannelsLast));
+  c.plainDst = memory::desc(dstDims, f32, plain(layouts.resultChannelsLast));
+  c.residual = memory::desc(dstDims, f32, memory::format_tag::nchw);
   c.plainWeights = memory::desc(weightDims, f32, weightLayout);
   c.bias = memory::desc({g.outChannels}, f32, memory::format_tag::a);
   const memory::desc src(srcDims, f32, activations.value_or(any));
@@ -136,7 +145,7 @@ PreparedConv prepareWith(bool transposed, const ConvGeometry& g, const PostOpSha
   const auto inference = dnnl::prop_kind::forward_inference;
   const dnnl::engine& engine = oneDnnEngine();
   dnnl::primitive_attr attr = userScratchpad();
-  appendPostOps(post, activations ? dst : c.plainDst, c, attr);
+  appendPostOps(post, activations ? dst : c.residual, c, attr);
   if (transposed) {
     const auto direct = dnnl::algorithm::deconvolution_direct;
     auto desc = g.bias
@@ -169,10 +178,11 @@ PreparedConv prepareWith(bool transposed, const ConvGeometry& g, const PostOpSha
   return c;
 }
 
-PreparedConv prepare(bool transposed, const ConvGeometry& g, const PostOpShape& post) {
+PreparedConv prepare(bool transposed, const ConvGeometry& g, const PostOpShape& post,
+                     const ConvLayouts& layouts) {
   PreparedConv c;
   if (post.find('a') == PostOpShape::npos) {
-    c = prepareWith(transposed, g, post, std::nullopt);
+    c = prepareWith(transposed, g, post, layouts, std::nullopt);
   } else {
     // A residual add (a binary post-op without broadcast) with the layouts left to oneDNN
     // sends it to its im2col GEMM on NCHW, ten times slower for resnet_cifar's convolutions;
@@ -181,13 +191,15 @@ PreparedConv prepare(bool transposed, const ConvGeometry& g, const PostOpShape& 
     // its reference code and NHWC a JIT kernel a third slower than without the residual, by
     // DNNL_VERBOSE), else NHWC. The residual is reordered into that layout at each call.
     c.postOpsTaken = false;
-    std::vector<memory::format_tag> layouts{memory::format_tag::acdb};
+    std::vector<memory::format_tag> candidates{memory::format_tag::acdb};
     if (g.groups == 1 && g.inChannels % 8 == 0 && g.outChannels % 8 == 0)
-      layouts.insert(layouts.begin(), memory::format_tag::nChw8c);
+      candidates.insert(candidates.begin(), memory::format_tag::nChw8c);
     if (g.groups == 1 && g.inChannels % 16 == 0 && g.outChannels % 16 == 0)
-      layouts.insert(layouts.begin(), memory::format_tag::nChw16c);
-    for (memory::format_tag layout : layouts) {
-      PreparedConv fixed = prepareWith(transposed, g, post, layout);
+      candidates.insert(candidates.begin(), memory::format_tag::nChw16c);
+    // An image already channels-last is read as it is: no reorder at all.
+    if (layouts.imageChannelsLast) candidates.insert(candidates.begin(), memory::format_tag::acdb);
+    for (memory::format_tag layout : candidates) {
+      PreparedConv fixed = prepareWith(transposed, g, post, layouts, layout);
       if (fixed.implementation.rfind("jit", 0) == 0 || fixed.implementation.rfind("brg", 0) == 0) {
         c = std::move(fixed);
         break;
@@ -196,7 +208,7 @@ PreparedConv prepare(bool transposed, const ConvGeometry& g, const PostOpShape& 
     if (!c.postOpsTaken) return c;
   }
   for (const memory::desc& src1 : c.src1)
-    c.src1In.push_back(src1.dims() == c.plainDst.dims() ? reorderBetween(c.plainDst, src1)
+    c.src1In.push_back(src1.dims() == c.plainDst.dims() ? reorderBetween(c.residual, src1)
                                                         : dnnl::reorder());
   return c;
 }
@@ -204,12 +216,13 @@ PreparedConv prepare(bool transposed, const ConvGeometry& g, const PostOpShape& 
 // Prepared convolutions by geometry, for the process: a model runs the same ones every step.
 // A primitive may run on several threads at once (the sim platform's streams): each call
 // brings its own scratchpad (onednn_engine.h).
-const PreparedConv& preparedConv(bool transposed, const ConvGeometry& g, const PostOpShape& post) {
+const PreparedConv& preparedConv(bool transposed, const ConvGeometry& g, const PostOpShape& post,
+                                 const ConvLayouts& layouts) {
   static std::mutex mutex;
   static std::map<ConvKey, std::unique_ptr<PreparedConv>> prepared;
   std::lock_guard<std::mutex> lock(mutex);
-  std::unique_ptr<PreparedConv>& entry = prepared[keyOf(transposed, g, post)];
-  if (!entry) entry = std::make_unique<PreparedConv>(prepare(transposed, g, post));
+  std::unique_ptr<PreparedConv>& entry = prepared[keyOf(transposed, g, post, layouts)];
+  if (!entry) entry = std::make_unique<PreparedConv>(prepare(transposed, g, post, layouts));
   return *entry;
 }
 
@@ -286,7 +299,7 @@ bool weightsConstant(const Op& op, const ConstTensorView& weights, const Constan
 
 // The convolution `op` into `result`, with the post-ops `post` where given.
 void convolve(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result,
-              ConstantWeights* constant, const ConvPostOps* post) {
+              ConstantWeights* constant, const ConvPostOps* post, const ConvLayouts& layouts) {
   static const std::vector<const float*> kNone;
   const std::vector<const float*>& src1 = post ? post->src1 : kNone;
   const bool folded = post && post->folded;
@@ -313,7 +326,7 @@ void convolve(const Op& op, const std::vector<ConstTensorView>& operands, Tensor
     out = scratch.data();
   }
 
-  const PreparedConv& c = preparedConv(transposed, g, post ? post->shape : PostOpShape());
+  const PreparedConv& c = preparedConv(transposed, g, post ? post->shape : PostOpShape(), layouts);
   GXC_CHECK(src1.size() == c.src1.size(), "layer '{}': {} post-op operands for {}", op.layerName(),
             src1.size(), c.src1.size());
   ThreadConvState& state = threadConvState();
@@ -387,18 +400,19 @@ void convolve(const Op& op, const std::vector<ConstTensorView>& operands, Tensor
 }  // namespace
 
 void cpuConvolution(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result,
-                    ConstantWeights* constant) {
-  convolve(op, operands, result, constant, nullptr);
+                    ConstantWeights* constant, const ConvLayouts& layouts) {
+  convolve(op, operands, result, constant, nullptr, layouts);
 }
 
 bool cpuConvolutionWithEpilogue(const Op& op, const std::vector<ConstTensorView>& operands,
                                 TensorView result, ConstantWeights* constant,
                                 const std::vector<const Op*>& epilogue,
-                                const std::map<const Value*, ConstTensorView>& tensors) {
+                                const std::map<const Value*, ConstTensorView>& tensors,
+                                const ConvLayouts& layouts) {
   if (op.result->type.dtype != DType::F32 || op.kind != OpKind::Conv2d) return false;
   ConvPostOps post = convPostOps(op, epilogue, tensors);
-  if (!preparedConv(false, conv2dGeometry(op), post.shape).postOpsTaken) return false;
-  convolve(op, operands, result, constant, &post);
+  if (!preparedConv(false, conv2dGeometry(op), post.shape, layouts).postOpsTaken) return false;
+  convolve(op, operands, result, constant, &post, layouts);
   return true;
 }
 

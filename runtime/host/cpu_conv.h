@@ -15,10 +15,18 @@
 
 namespace gxc {
 
+// Where a convolution's input image and result lie in channels-last bytes (NHWC) rather than
+// the NCHW their types describe (runtime/host/channels_last.h): oneDNN reads and writes them
+// so, without reordering. A residual is always NCHW.
+struct ConvLayouts {
+  bool imageChannelsLast = false;
+  bool resultChannelsLast = false;
+};
+
 // `constant`, where given, holds the weights reordered once into the primitive's layout if
 // they are constant (f32 only); else they are reordered at every call.
 void cpuConvolution(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result,
-                    ConstantWeights* constant = nullptr);
+                    ConstantWeights* constant = nullptr, const ConvLayouts& layouts = {});
 
 // A fused convolution (ir/fused_kernel.h): conv2d `op` and its epilogue members (batch_norm,
 // relu, residual adds, in order) as one oneDNN primitive with post-ops, the convolution's
@@ -28,6 +36,7 @@ void cpuConvolution(const Op& op, const std::vector<ConstTensorView>& operands, 
 bool cpuConvolutionWithEpilogue(const Op& op, const std::vector<ConstTensorView>& operands,
                                 TensorView result, ConstantWeights* constant,
                                 const std::vector<const Op*>& epilogue,
-                                const std::map<const Value*, ConstTensorView>& tensors);
+                                const std::map<const Value*, ConstTensorView>& tensors,
+                                const ConvLayouts& layouts = {});
 
 }  // namespace gxc

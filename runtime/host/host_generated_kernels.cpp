@@ -4,6 +4,7 @@
 
 #include "ir/diagnostic.h"
 #include "ir/infer_type.h"
+#include "runtime/host/channels_last.h"
 #include "runtime/host/cpu_attention.h"
 #include "runtime/host/cpu_conv.h"
 #include "runtime/host/cpu_gemm.h"
@@ -79,7 +80,12 @@ void checkDataIndices(const Op& op, const ConstTensorView& indices) {
 
 HostGeneratedKernels::HostGeneratedKernels(const Graph& graph, KernelCache cache,
                                            HostLaunchMode mode)
-    : steps_(graph), source_(generateCudaSource(graph)), cache_(std::move(cache)), mode_(mode) {
+    : steps_(graph),
+      source_(generateCudaSource(graph)),
+      cache_(std::move(cache)),
+      mode_(mode),
+      channelsLast_(mode.emulateBlocks ? std::unordered_set<const Value*>()
+                                       : channelsLastValues(graph, steps_)) {
   if (source_.kernels.empty()) return;  // nothing to build: GEMMs, copies and views only
   library_ = std::make_unique<HostKernelLibrary>(source_.text, cache_, mode_.emulateBlocks);
   for (const CudaKernel& kernel : source_.kernels)
@@ -161,10 +167,15 @@ void HostGeneratedKernels::run(const KernelStep& step, const std::vector<ConstTe
         std::vector<ConstTensorView> operands;
         for (const Value* operand : conv.operands) operands.push_back(tensors.at(operand));
         std::vector<const Op*> epilogue(step.ops.begin() + 1, step.ops.end());
-        if (!epilogue.empty() &&
-            cpuConvolutionWithEpilogue(conv, operands, result, constant, epilogue, tensors))
+        const ConvLayouts layouts{channelsLast_.count(conv.operands[0]) != 0,
+                                  channelsLast_.count(root.result) != 0};
+        if (!epilogue.empty() && cpuConvolutionWithEpilogue(conv, operands, result, constant,
+                                                            epilogue, tensors, layouts))
           return;
-        cpuConvolution(conv, operands, result, constant);
+        GXC_CHECK(!layouts.resultChannelsLast || epilogue.empty(),
+                  "layer '{}': a channels-last result given to a generated epilogue",
+                  root.layerName());
+        cpuConvolution(conv, operands, result, constant, layouts);
       }
       if (step.ops.size() == 1) return;
       tensors[conv.result] = result;

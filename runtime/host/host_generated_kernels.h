@@ -11,7 +11,8 @@
 // one was fused into it, which reads the GEMM's product in the result's own bytes (an epilogue is
 // elementwise: each element is read before it is written); a copy as a copy; a view as nothing at
 // all, its result being its operand's bytes already; a convolution through oneDNN
-// (runtime/host/cpu_conv.h); an f32 attention large enough to pay for it through oneDNN's
+// (runtime/host/cpu_conv.h), its result kept channels-last where only convolutions read it
+// (runtime/host/channels_last.h); an f32 attention large enough to pay for it through oneDNN's
 // matmuls and softmax (runtime/host/cpu_attention.h). Internal values of a fused kernel are never
 // materialized. Indices that are data (embedding rows, cross_entropy targets) are checked before
 // the kernel is launched, with the reference interpreter's messages.
@@ -19,6 +20,7 @@
 
 #include <map>
 #include <memory>
+#include <unordered_set>
 #include <vector>
 
 #include "codegen/cuda_source.h"
@@ -54,6 +56,9 @@ class HostGeneratedKernels {
   const KernelSteps& steps() const { return steps_; }
   const CudaSource& source() const { return source_; }
   const KernelCacheStats& cacheStats() const { return cache_.stats(); }
+  // Whether `value` lies in channels-last bytes between the convolutions that write and read
+  // it (runtime/host/channels_last.h); never when emulating GPU blocks.
+  bool channelsLast(const Value* value) const { return channelsLast_.count(value) != 0; }
 
   // Computes `step` (not a param) from its inputs, given in the order of step.inputs, into
   // `result` (the root's type; for a view, its operand's bytes from viewByteOffset on; else
@@ -80,6 +85,7 @@ class HostGeneratedKernels {
   CudaSource source_;
   KernelCache cache_;
   HostLaunchMode mode_;
+  std::unordered_set<const Value*> channelsLast_;
   std::unique_ptr<HostKernelLibrary> library_;
   std::map<const Op*, Loaded> byRoot_;
 };

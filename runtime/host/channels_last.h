@@ -1,0 +1,29 @@
+// Which convolution results the host keeps in channels-last bytes (NHWC) rather than the NCHW
+// their type describes: those that only convolutions read, as their input image.
+//
+// oneDNN's fast convolutions read and write channels-last or channel-blocked layouts, so a
+// convolution whose input and output are NCHW reorders both (a tenth of resnet_cifar's time).
+// Between two convolutions the NCHW copy is never needed: the first writes channels-last and
+// the second reads it as it is, as ONNX Runtime's NCHWc transformer keeps activations blocked
+// from one convolution to the next.
+//
+// A value qualifies when it is the result of a Conv step whose convolution is an f32 conv2d and
+// whose epilogue adds no residual (only then is oneDNN certain to compute the whole step: a
+// residual's post-op may find no fast implementation, and the generated epilogue then reads
+// the result as NCHW), it is not a graph output, and every step that reads it is a Conv step
+// of an f32 conv2d (oneDNN convolves it, whatever its epilogue) reading it as the
+// convolution's input image only (not a residual, not a copy, a view or anything else that
+// reads the bytes as the type says). Steps run by generated kernels instead
+// (emulated GPU blocks) read NCHW: the caller asks for none then.
+#pragma once
+
+#include <unordered_set>
+
+#include "ir/graph.h"
+#include "ir/kernel_steps.h"
+
+namespace gxc {
+
+std::unordered_set<const Value*> channelsLastValues(const Graph& graph, const KernelSteps& steps);
+
+}  // namespace gxc

@@ -1,0 +1,86 @@
+// The host keeps a convolution's result channels-last where only convolutions read it as their
+// image (runtime/host/channels_last.h): which values qualify, and that the answers stay the
+// reference interpreter's.
+#include <map>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "output_compare.h"
+
+#include "ir/parser.h"
+#include "ir/verifier.h"
+#include "passes/pass_manager.h"
+#include "runtime/host/host_executor.h"
+#include "runtime/host/host_generated_kernels.h"
+#include "runtime/param_init.h"
+#include "runtime/reference/reference_executor.h"
+
+namespace gxc {
+namespace {
+
+// Five convolutions, fused by the fuse pass with what follows them: r1 is read by c2 alone, as
+// its image; a2 is written with a residual add; r3 is read by c4 and by a neg; r4 is read by c5
+// as its residual; r5 is a graph output.
+const char* const kGraph = R"(
+graph @convs(%x: f32[2,8,6,6] @cpu, %res: f32[2,8,6,6] @cpu) -> (r5, n3) attributes {seed = 2} {
+  %w = param {init = "normal", name = "w", seed = 2} : f32[8,8,3,3] @cpu
+  %m = param {init = "normal", name = "m", seed = 3} : f32[8] @cpu
+  %v = param {high = 2.0, init = "uniform", low = 0.5, name = "v", seed = 4} : f32[8] @cpu
+  %c1 = conv2d %x, %w {bias = false, in_channels = 8, kernel_size = 3, out_channels = 8, padding = 1} : f32[2,8,6,6] @cpu
+  %n1 = batch_norm %c1, %m, %v {affine = false, num_features = 8} : f32[2,8,6,6] @cpu
+  %r1 = relu %n1 : f32[2,8,6,6] @cpu
+  %c2 = conv2d %r1, %w {bias = false, in_channels = 8, kernel_size = 3, out_channels = 8, padding = 1} : f32[2,8,6,6] @cpu
+  %a2 = add %c2, %res : f32[2,8,6,6] @cpu
+  %c3 = conv2d %a2, %w {bias = false, in_channels = 8, kernel_size = 3, out_channels = 8, padding = 1} : f32[2,8,6,6] @cpu
+  %r3 = relu %c3 : f32[2,8,6,6] @cpu
+  %n3 = neg %r3 : f32[2,8,6,6] @cpu
+  %c4 = conv2d %r3, %w {bias = false, in_channels = 8, kernel_size = 3, out_channels = 8, padding = 1} : f32[2,8,6,6] @cpu
+  %r4 = relu %c4 : f32[2,8,6,6] @cpu
+  %c5 = conv2d %x, %w {bias = false, in_channels = 8, kernel_size = 3, out_channels = 8, padding = 1} : f32[2,8,6,6] @cpu
+  %a5 = add %c5, %r4 : f32[2,8,6,6] @cpu
+  %r5 = relu %a5 : f32[2,8,6,6] @cpu
+  return %r5, %n3
+}
+)";
+
+std::unique_ptr<Graph> fusedAndPlanned() {
+  auto graph = parseGraph(kGraph, "convs.gxir");
+  PassManager manager;
+  manager.add("fuse");
+  manager.add("plan-memory");
+  manager.run(*graph, PassContext{});
+  std::vector<std::string> problems = verifyGraph(*graph);
+  EXPECT_TRUE(problems.empty()) << problems.front();
+  return graph;
+}
+
+TEST(ChannelsLastTest, OnlyAValueConvolutionsAloneReadAsTheirImage) {
+  auto graph = fusedAndPlanned();
+  HostGeneratedKernels kernels(*graph);
+  std::map<std::string, bool> kept;
+  for (const Op* op : graph->ops()) kept[op->result->name] = kernels.channelsLast(op->result);
+  EXPECT_TRUE(kept.at("r1"));
+  EXPECT_FALSE(kept.at("a2"));  // its step adds a residual
+  EXPECT_FALSE(kept.at("r3"));  // a neg reads it too
+  EXPECT_FALSE(kept.at("r4"));  // read as a residual
+  EXPECT_FALSE(kept.at("r5"));  // a graph output
+  // Emulated GPU blocks run the generated kernels, which read NCHW.
+  EXPECT_FALSE(HostGeneratedKernels(*graph, KernelCache::fromEnvironment(), HostLaunchMode{true, 0})
+                   .channelsLast(graph->ops()[0]->result));
+}
+
+TEST(ChannelsLastTest, TheAnswersAreTheReferences) {
+  auto graph = fusedAndPlanned();
+  std::map<std::string, Tensor> inputs;
+  for (const Value* input : graph->inputs()) inputs[input->name] = defaultInput(*graph, *input, 2);
+  auto expected = ReferenceExecutor(*graph).run(inputs);
+  HostExecutor executor(*graph);
+  for (int run = 0; run < 2; ++run) {  // the second with the packed weights
+    SCOPED_TRACE(run);
+    expectOutputsClose(executor.run(inputs), expected, 1e-4);
+  }
+}
+
+}  // namespace
+}  // namespace gxc
