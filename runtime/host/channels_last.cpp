@@ -4,6 +4,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/host/conv_post_ops.h"
+#include "runtime/host/cpu_conv.h"
+
 namespace gxc {
 namespace {
 
@@ -13,15 +16,54 @@ bool convolvedByOneDnn(const KernelStep& step) {
          step.first()->result->type.dtype == DType::F32;
 }
 
-// One whose epilogue oneDNN computes too: without a residual add, whose post-op may find no
-// fast implementation (cpu_conv.cpp), leaving the epilogue to its generated kernel.
+std::vector<const Op*> epilogueOf(const KernelStep& step) {
+  return {step.ops.begin() + 1, step.ops.end()};
+}
+
+bool hasAdd(const KernelStep& step) {
+  return std::any_of(step.ops.begin() + 1, step.ops.end(),
+                     [](const Op* member) { return member->kind == OpKind::Add; });
+}
+
+// One whose epilogue oneDNN computes too: a residual add's post-op may find no fast
+// implementation (cpu_conv.cpp), leaving the epilogue to its generated kernel.
 bool computedByOneDnn(const KernelStep& step) {
   return convolvedByOneDnn(step) &&
-         std::none_of(step.ops.begin() + 1, step.ops.end(),
-                      [](const Op* member) { return member->kind == OpKind::Add; });
+         (!hasAdd(step) || cpuConvolutionTakesEpilogue(*step.first(), epilogueOf(step)));
+}
+
+// Whether `reader` reads `value` as its convolution's image, or as its one residual, only.
+bool readsChannelsLast(const KernelStep& reader, const Value* value) {
+  if (!convolvedByOneDnn(reader) || reader.first()->operands[1] == value) return false;
+  const bool image = reader.first()->operands[0] == value;
+  const bool residual = epilogueResidual(reader) == value;
+  if (image == residual) return false;  // neither, or both
+  // No epilogue member reads it but the add of the residual.
+  const Value* fed = reader.first()->result;
+  for (const Op* member : epilogueOf(reader)) {
+    bool reads = std::find(member->operands.begin(), member->operands.end(), value) !=
+                 member->operands.end();
+    if (reads && !(residual && member->kind == OpKind::Add && residualOf(*member, fed) == value))
+      return false;
+    fed = member->result;
+  }
+  return image || computedByOneDnn(reader);
 }
 
 }  // namespace
+
+const Value* epilogueResidual(const KernelStep& step) {
+  const Value* residual = nullptr;
+  const Value* fed = step.first()->result;
+  for (const Op* member : epilogueOf(step)) {
+    if (member->kind == OpKind::Add) {
+      if (residual) return nullptr;  // two
+      residual = residualOf(*member, fed);
+    }
+    fed = member->result;
+  }
+  return residual;
+}
 
 std::unordered_set<const Value*> channelsLastValues(const Graph& graph, const KernelSteps& steps) {
   std::unordered_map<const Value*, std::vector<const KernelStep*>> readers;
@@ -34,18 +76,12 @@ std::unordered_set<const Value*> channelsLastValues(const Graph& graph, const Ke
   for (const KernelStep& step : steps.steps()) {
     const Value* value = step.root()->result;
     auto read = readers.find(value);
-    if (!computedByOneDnn(step) || outputs.count(value) || read == readers.end()) continue;
-    bool onlyAsImage =
-        std::all_of(read->second.begin(), read->second.end(), [&](const KernelStep* reader) {
-          if (!convolvedByOneDnn(*reader) || reader->first()->operands[0] != value) return false;
-          // Read as the image alone: not also as the weights, or by an epilogue member.
-          if (reader->first()->operands[1] == value) return false;
-          return std::none_of(reader->ops.begin() + 1, reader->ops.end(), [&](const Op* member) {
-            return std::find(member->operands.begin(), member->operands.end(), value) !=
-                   member->operands.end();
-          });
-        });
-    if (onlyAsImage) kept.insert(value);
+    if (step.kind != StepKind::Conv || outputs.count(value) || read == readers.end() ||
+        !computedByOneDnn(step))
+      continue;
+    if (std::all_of(read->second.begin(), read->second.end(),
+                    [&](const KernelStep* reader) { return readsChannelsLast(*reader, value); }))
+      kept.insert(value);
   }
   return kept;
 }

@@ -7,14 +7,13 @@
 // the second reads it as it is, as ONNX Runtime's NCHWc transformer keeps activations blocked
 // from one convolution to the next.
 //
-// A value qualifies when it is the result of a Conv step whose convolution is an f32 conv2d and
-// whose epilogue adds no residual (only then is oneDNN certain to compute the whole step: a
-// residual's post-op may find no fast implementation, and the generated epilogue then reads
-// the result as NCHW), it is not a graph output, and every step that reads it is a Conv step
-// of an f32 conv2d (oneDNN convolves it, whatever its epilogue) reading it as the
-// convolution's input image only (not a residual, not a copy, a view or anything else that
-// reads the bytes as the type says). Steps run by generated kernels instead
-// (emulated GPU blocks) read NCHW: the caller asks for none then.
+// A value qualifies when it is the result of a Conv step that oneDNN computes whole (an f32
+// conv2d whose epilogue, if it adds a residual, oneDNN's post-ops take: else the generated
+// epilogue would read the result as NCHW), it is not a graph output, and every step that
+// reads it is a Conv step of an f32 conv2d reading it either as the convolution's input image
+// only, or as the residual of its epilogue's one add only, where oneDNN takes that epilogue
+// (not a copy, a view or anything else that reads the bytes as the type says). Steps run by
+// generated kernels instead (emulated GPU blocks) read NCHW: the caller asks for none then.
 #pragma once
 
 #include <unordered_set>
@@ -25,5 +24,8 @@
 namespace gxc {
 
 std::unordered_set<const Value*> channelsLastValues(const Graph& graph, const KernelSteps& steps);
+
+// The residual a Conv step's epilogue adds, where it has exactly one add; else null.
+const Value* epilogueResidual(const KernelStep& step);
 
 }  // namespace gxc

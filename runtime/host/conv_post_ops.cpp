@@ -30,6 +30,23 @@ void batchNormScaleShift(const Op& bn, const std::map<const Value*, ConstTensorV
 
 }  // namespace
 
+std::string postOpShape(const Op& conv, const std::vector<const Op*>& epilogue) {
+  std::string shape;
+  const Value* fed = conv.result;
+  for (const Op* member : epilogue) {
+    if (member->kind == OpKind::BatchNorm)
+      shape += fed == conv.result ? 'f' : 'b';
+    else
+      shape += member->kind == OpKind::Relu ? 'r' : 'a';
+    fed = member->result;
+  }
+  return shape;
+}
+
+const Value* residualOf(const Op& add, const Value* fed) {
+  return add.operands[0] == fed ? add.operands[1] : add.operands[0];
+}
+
 ConvPostOps convPostOps(const Op& conv, const std::vector<const Op*>& epilogue,
                         const std::map<const Value*, ConstTensorView>& tensors) {
   GXC_CHECK(conv.result->type.dtype == DType::F32, "layer '{}': post-ops for a {} convolution",
@@ -60,13 +77,13 @@ ConvPostOps convPostOps(const Op& conv, const std::vector<const Op*>& epilogue,
     } else if (member->kind == OpKind::Relu) {
       post.shape += 'r';
     } else {
-      const Value* residual =
-          member->operands[0] == fed ? member->operands[1] : member->operands[0];
-      post.src1.push_back(tensors.at(residual).as<float>());
+      post.src1.push_back(tensors.at(residualOf(*member, fed)).as<float>());
       post.shape += 'a';
     }
     fed = member->result;
   }
+  GXC_CHECK(post.shape == postOpShape(conv, epilogue), "layer '{}': post-ops {} against {}",
+            conv.layerName(), post.shape, postOpShape(conv, epilogue));
   return post;
 }
 

@@ -25,7 +25,7 @@ using PostOpShape = std::string;
 
 // What a convolution primitive depends on: its geometry, whether it is transposed, and the
 // post-ops it applies.
-using ConvKey = std::tuple<bool, std::vector<int64_t>, PostOpShape, bool, bool>;
+using ConvKey = std::tuple<bool, std::vector<int64_t>, PostOpShape, bool, bool, bool>;
 
 ConvKey keyOf(bool transposed, const ConvGeometry& g, const PostOpShape& post,
               const ConvLayouts& layouts) {
@@ -36,7 +36,8 @@ ConvKey keyOf(bool transposed, const ConvGeometry& g, const PostOpShape& post,
            g.outputPadH, g.outputPadW, g.bias ? 1 : 0},
           post,
           layouts.imageChannelsLast,
-          layouts.resultChannelsLast};
+          layouts.resultChannelsLast,
+          layouts.residualChannelsLast};
 }
 
 // One convolution's primitive and its layouts: the plain ones of gxc's tensors (NCHW, and
@@ -48,7 +49,7 @@ ConvKey keyOf(bool transposed, const ConvGeometry& g, const PostOpShape& post,
 // Made once per geometry.
 struct PreparedConv {
   memory::desc plainSrc, plainWeights, plainDst, bias;
-  memory::desc residual;           // a residual add's operand as gxc holds it: NCHW
+  memory::desc residual;           // a residual add's operand as gxc holds it: NCHW, or NHWC
   memory::desc src, weights, dst;  // the primitive's
   memory::desc scratchpad;
   // The post-ops' second operands (per-channel scales and shifts, residuals), in post-op
@@ -129,7 +130,7 @@ PreparedConv prepareWith(bool transposed, const ConvGeometry& g, const PostOpSha
   };
   c.plainSrc = memory::desc(srcDims, f32, plain(layouts.imageChannelsLast));
   c.plainDst = memory::desc(dstDims, f32, plain(layouts.resultChannelsLast));
-  c.residual = memory::desc(dstDims, f32, memory::format_tag::nchw);
+  c.residual = memory::desc(dstDims, f32, plain(layouts.residualChannelsLast));
   c.plainWeights = memory::desc(weightDims, f32, weightLayout);
   c.bias = memory::desc({g.outChannels}, f32, memory::format_tag::a);
   const memory::desc src(srcDims, f32, activations.value_or(any));
@@ -196,8 +197,9 @@ PreparedConv prepare(bool transposed, const ConvGeometry& g, const PostOpShape& 
       candidates.insert(candidates.begin(), memory::format_tag::nChw8c);
     if (g.groups == 1 && g.inChannels % 16 == 0 && g.outChannels % 16 == 0)
       candidates.insert(candidates.begin(), memory::format_tag::nChw16c);
-    // An image already channels-last is read as it is: no reorder at all.
-    if (layouts.imageChannelsLast) candidates.insert(candidates.begin(), memory::format_tag::acdb);
+    // Activations already channels-last are read and written as they are: no reorders.
+    if (layouts.imageChannelsLast || layouts.resultChannelsLast || layouts.residualChannelsLast)
+      candidates.insert(candidates.begin(), memory::format_tag::acdb);
     for (memory::format_tag layout : candidates) {
       PreparedConv fixed = prepareWith(transposed, g, post, layouts, layout);
       if (fixed.implementation.rfind("jit", 0) == 0 || fixed.implementation.rfind("brg", 0) == 0) {
@@ -233,7 +235,7 @@ struct ConvMemories {
   memory plainSrc, plainWeights, plainDst, bias;
   memory src, weights, dst, scratchpad;  // the primitive's layouts; the plain ones where equal
   std::vector<memory> src1;              // the post-ops' second operands
-  std::vector<memory> plainSrc1;         // a residual in NCHW, where it is reordered in
+  std::vector<memory> plainSrc1;         // a residual as gxc holds it, where reordered in
 };
 
 struct ThreadConvState {
@@ -402,6 +404,13 @@ void convolve(const Op& op, const std::vector<ConstTensorView>& operands, Tensor
 void cpuConvolution(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result,
                     ConstantWeights* constant, const ConvLayouts& layouts) {
   convolve(op, operands, result, constant, nullptr, layouts);
+}
+
+bool cpuConvolutionTakesEpilogue(const Op& op, const std::vector<const Op*>& epilogue) {
+  if (op.result->type.dtype != DType::F32 || op.kind != OpKind::Conv2d) return false;
+  // The layouts of the plain tensors change no implementation: the residual's candidates fix
+  // the primitive's own.
+  return preparedConv(false, conv2dGeometry(op), postOpShape(op, epilogue), {}).postOpsTaken;
 }
 
 bool cpuConvolutionWithEpilogue(const Op& op, const std::vector<ConstTensorView>& operands,

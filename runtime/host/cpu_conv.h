@@ -16,11 +16,12 @@
 namespace gxc {
 
 // Where a convolution's input image and result lie in channels-last bytes (NHWC) rather than
-// the NCHW their types describe (runtime/host/channels_last.h): oneDNN reads and writes them
-// so, without reordering. A residual is always NCHW.
+// the NCHW their types describe (runtime/host/channels_last.h), and the residual of an
+// epilogue with one residual add: oneDNN reads and writes them so, without reordering.
 struct ConvLayouts {
   bool imageChannelsLast = false;
   bool resultChannelsLast = false;
+  bool residualChannelsLast = false;
 };
 
 // `constant`, where given, holds the weights reordered once into the primitive's layout if
@@ -33,6 +34,10 @@ void cpuConvolution(const Op& op, const std::vector<ConstTensorView>& operands, 
 // result never stored before them. `tensors` holds every value the members read from outside
 // the kernel. Returns false, having computed nothing, where the post-ops do not apply (a
 // result other than f32): the caller runs the convolution and then the epilogue's kernel.
+// Whether cpuConvolutionWithEpilogue computes conv2d `op` with `epilogue` (rather than
+// returning false): an f32 convolution, and for a residual add a fast oneDNN implementation.
+bool cpuConvolutionTakesEpilogue(const Op& op, const std::vector<const Op*>& epilogue);
+
 bool cpuConvolutionWithEpilogue(const Op& op, const std::vector<ConstTensorView>& operands,
                                 TensorView result, ConstantWeights* constant,
                                 const std::vector<const Op*>& epilogue,

@@ -167,13 +167,15 @@ void HostGeneratedKernels::run(const KernelStep& step, const std::vector<ConstTe
         std::vector<ConstTensorView> operands;
         for (const Value* operand : conv.operands) operands.push_back(tensors.at(operand));
         std::vector<const Op*> epilogue(step.ops.begin() + 1, step.ops.end());
+        const Value* residual = epilogue.empty() ? nullptr : epilogueResidual(step);
         const ConvLayouts layouts{channelsLast_.count(conv.operands[0]) != 0,
-                                  channelsLast_.count(root.result) != 0};
+                                  channelsLast_.count(root.result) != 0,
+                                  residual && channelsLast_.count(residual) != 0};
         if (!epilogue.empty() && cpuConvolutionWithEpilogue(conv, operands, result, constant,
                                                             epilogue, tensors, layouts))
           return;
-        GXC_CHECK(!layouts.resultChannelsLast || epilogue.empty(),
-                  "layer '{}': a channels-last result given to a generated epilogue",
+        GXC_CHECK(epilogue.empty() || !(layouts.resultChannelsLast || layouts.residualChannelsLast),
+                  "layer '{}': channels-last bytes given to a generated epilogue",
                   root.layerName());
         cpuConvolution(conv, operands, result, constant, layouts);
       }

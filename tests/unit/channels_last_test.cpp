@@ -19,11 +19,12 @@
 namespace gxc {
 namespace {
 
-// Five convolutions, fused by the fuse pass with what follows them: r1 is read by c2 alone, as
-// its image; a2 is written with a residual add; r3 is read by c4 and by a neg; r4 is read by c5
-// as its residual; r5 is a graph output.
+// Seven convolutions, fused by the fuse pass with what follows them: r1 is read by c2 alone,
+// as its image; a2 is written with a residual add (which oneDNN's post-ops take); r3 is read by
+// c4 and by a neg; r4 is read by c5's epilogue as its residual; r5 is a graph output; r7 is
+// read by c8 both as its image and as its residual.
 const char* const kGraph = R"(
-graph @convs(%x: f32[2,8,6,6] @cpu, %res: f32[2,8,6,6] @cpu) -> (r5, n3) attributes {seed = 2} {
+graph @convs(%x: f32[2,8,6,6] @cpu, %res: f32[2,8,6,6] @cpu) -> (r5, n3, a8) attributes {seed = 2} {
   %w = param {init = "normal", name = "w", seed = 2} : f32[8,8,3,3] @cpu
   %m = param {init = "normal", name = "m", seed = 3} : f32[8] @cpu
   %v = param {high = 2.0, init = "uniform", low = 0.5, name = "v", seed = 4} : f32[8] @cpu
@@ -40,7 +41,11 @@ graph @convs(%x: f32[2,8,6,6] @cpu, %res: f32[2,8,6,6] @cpu) -> (r5, n3) attribu
   %c5 = conv2d %x, %w {bias = false, in_channels = 8, kernel_size = 3, out_channels = 8, padding = 1} : f32[2,8,6,6] @cpu
   %a5 = add %c5, %r4 : f32[2,8,6,6] @cpu
   %r5 = relu %a5 : f32[2,8,6,6] @cpu
-  return %r5, %n3
+  %c7 = conv2d %x, %w {bias = false, in_channels = 8, kernel_size = 3, out_channels = 8, padding = 1} : f32[2,8,6,6] @cpu
+  %r7 = relu %c7 : f32[2,8,6,6] @cpu
+  %c8 = conv2d %r7, %w {bias = false, in_channels = 8, kernel_size = 3, out_channels = 8, padding = 1} : f32[2,8,6,6] @cpu
+  %a8 = add %c8, %r7 : f32[2,8,6,6] @cpu
+  return %r5, %n3, %a8
 }
 )";
 
@@ -55,16 +60,17 @@ std::unique_ptr<Graph> fusedAndPlanned() {
   return graph;
 }
 
-TEST(ChannelsLastTest, OnlyAValueConvolutionsAloneReadAsTheirImage) {
+TEST(ChannelsLastTest, OnlyValuesConvolutionsAloneReadAsTheirImageOrResidual) {
   auto graph = fusedAndPlanned();
   HostGeneratedKernels kernels(*graph);
   std::map<std::string, bool> kept;
   for (const Op* op : graph->ops()) kept[op->result->name] = kernels.channelsLast(op->result);
   EXPECT_TRUE(kept.at("r1"));
-  EXPECT_FALSE(kept.at("a2"));  // its step adds a residual
+  EXPECT_TRUE(kept.at("a2"));
   EXPECT_FALSE(kept.at("r3"));  // a neg reads it too
-  EXPECT_FALSE(kept.at("r4"));  // read as a residual
+  EXPECT_TRUE(kept.at("r4"));
   EXPECT_FALSE(kept.at("r5"));  // a graph output
+  EXPECT_FALSE(kept.at("r7"));  // image and residual of one step
   // Emulated GPU blocks run the generated kernels, which read NCHW.
   EXPECT_FALSE(HostGeneratedKernels(*graph, KernelCache::fromEnvironment(), HostLaunchMode{true, 0})
                    .channelsLast(graph->ops()[0]->result));
