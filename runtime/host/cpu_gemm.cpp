@@ -42,11 +42,14 @@ class ComputeView {
   std::vector<T> copy_;
 };
 
-// Below this many multiply-adds a GEMM runs on the calling thread. OpenBLAS splits from
-// 262,144 on (its SMP threshold), where on two cores the split cost more than it saved: the
-// regression MLP at batch 4096 (4096x16x13, 4096x32x16) ran twice as long on two threads as on
-// one, the other core waking, then the epilogue kernel fetching the product from its cache.
-constexpr int64_t kSerialGemmWork = int64_t{1} << 23;
+// Below this many multiply-adds a GEMM runs on the calling thread: waking the other cores
+// costs more than they save. Measured on two cores with oneDNN's matmul (`gxc run
+// bench/models/mlp_batch.yaml --iterations 2000`, p50): the regression MLP at batch 4096
+// (4096x16x13, 4096x32x16) takes 111 us with its GEMMs on one thread, 85 us split from 2^18
+// on and 67 us from 2^16; at batch 64 (64x32x16) splitting from 2^14 costs 6.0 -> 6.8 us;
+// gpt_decoder at batch 16 (256x32x32) 428 -> 405 us. (2^23 was OpenBLAS's figure, whose
+// split cost the regression MLP twice its time.)
+constexpr int64_t kSerialGemmWork = int64_t{1} << 16;
 
 // oneDNN and OpenBLAS, both built on OpenMP, run on as many threads as omp_get_max_threads()
 // says for the calling thread; this sets that to one for a scope.
