@@ -54,7 +54,8 @@ struct PreparedConv {
   memory::desc scratchpad;
   // The post-ops' second operands (per-channel scales and shifts, residuals), in post-op
   // order, the index of each among all post-ops, and for a residual the reorder into the
-  // primitive's layout from NCHW (empty where they are the same, or for a scale or shift).
+  // primitive's layout from `residual` (empty where they are the same, or for a scale or
+  // shift).
   std::vector<memory::desc> src1;
   std::vector<int> src1PostOp;
   std::vector<dnnl::reorder> src1In;
@@ -190,7 +191,8 @@ PreparedConv prepare(bool transposed, const ConvGeometry& g, const PostOpShape& 
     // with the activations fixed to a blocked layout its direct JIT convolutions take it: the
     // channels in blocks of 16 or 8 where they fill them (at 8 channels, 16-blocks leave only
     // its reference code and NHWC a JIT kernel a third slower than without the residual, by
-    // DNNL_VERBOSE), else NHWC. The residual is reordered into that layout at each call.
+    // DNNL_VERBOSE), else NHWC. The residual is reordered into that layout at each call unless
+    // it is in it already.
     c.postOpsTaken = false;
     std::vector<memory::format_tag> candidates{memory::format_tag::acdb};
     if (g.groups == 1 && g.inChannels % 8 == 0 && g.outChannels % 8 == 0)
@@ -266,7 +268,7 @@ ConvMemories& memoriesOf(ThreadConvState& state, const PreparedConv& c) {
   m.scratchpad = unbound(c.scratchpad);
   for (size_t i = 0; i < c.src1.size(); ++i) {
     m.src1.push_back(unbound(c.src1[i]));
-    m.plainSrc1.push_back(c.src1In[i] ? unbound(c.plainDst) : memory());
+    m.plainSrc1.push_back(c.src1In[i] ? unbound(c.residual) : memory());
   }
   return m;
 }
@@ -408,8 +410,8 @@ void cpuConvolution(const Op& op, const std::vector<ConstTensorView>& operands, 
 
 bool cpuConvolutionTakesEpilogue(const Op& op, const std::vector<const Op*>& epilogue) {
   if (op.result->type.dtype != DType::F32 || op.kind != OpKind::Conv2d) return false;
-  // The layouts of the plain tensors change no implementation: the residual's candidates fix
-  // the primitive's own.
+  // The plain tensors' layouts change only the order prepare() tries its candidate layouts in,
+  // not whether one of them is taken.
   return preparedConv(false, conv2dGeometry(op), postOpShape(op, epilogue), {}).postOpsTaken;
 }
 
