@@ -52,38 +52,33 @@ ConvPostOps convPostOps(const Op& conv, const std::vector<const Op*>& epilogue,
   GXC_CHECK(conv.result->type.dtype == DType::F32, "layer '{}': post-ops for a {} convolution",
             conv.layerName(), dtypeName(conv.result->type.dtype));
   ConvPostOps post;
+  post.shape = postOpShape(conv, epilogue);
   post.owned.reserve(2 * epilogue.size());  // src1 points into them: never reallocated
   const Value* fed = conv.result;
-  for (const Op* member : epilogue) {
-    GXC_CHECK(isConvEpilogueMember(fed, *member),
-              "layer '{}': {} cannot follow '{}' in a convolution's epilogue", member->layerName(),
-              opName(member->kind), conv.layerName());
-    if (member->kind == OpKind::BatchNorm && fed == conv.result) {
+  for (size_t i = 0; i < epilogue.size(); ++i) {
+    const Op& member = *epilogue[i];
+    GXC_CHECK(isConvEpilogueMember(fed, member),
+              "layer '{}': {} cannot follow '{}' in a convolution's epilogue", member.layerName(),
+              opName(member.kind), conv.layerName());
+    if (post.shape[i] == 'f') {
       // scale * (conv(x, w) + b) + shift = conv(x, scale * w) + (scale * b + shift)
-      batchNormScaleShift(*member, tensors, post.weightScale, post.bias);
+      batchNormScaleShift(member, tensors, post.weightScale, post.bias);
       if (conv.operands.size() == 3) {
         std::vector<float> own = tensors.at(conv.operands[2]).toFloats();
         for (size_t c = 0; c < own.size(); ++c) post.bias[c] += post.weightScale[c] * own[c];
       }
-      post.folded = member;
-      post.shape += 'f';
-    } else if (member->kind == OpKind::BatchNorm) {
+      post.folded = &member;
+    } else if (post.shape[i] == 'b') {
       std::vector<float>& scale = post.owned.emplace_back();
       std::vector<float>& shift = post.owned.emplace_back();
-      batchNormScaleShift(*member, tensors, scale, shift);
+      batchNormScaleShift(member, tensors, scale, shift);
       post.src1.push_back(scale.data());
       post.src1.push_back(shift.data());
-      post.shape += 'b';
-    } else if (member->kind == OpKind::Relu) {
-      post.shape += 'r';
-    } else {
-      post.src1.push_back(tensors.at(residualOf(*member, fed)).as<float>());
-      post.shape += 'a';
+    } else if (post.shape[i] == 'a') {
+      post.src1.push_back(tensors.at(residualOf(member, fed)).as<float>());
     }
-    fed = member->result;
+    fed = member.result;
   }
-  GXC_CHECK(post.shape == postOpShape(conv, epilogue), "layer '{}': post-ops {} against {}",
-            conv.layerName(), post.shape, postOpShape(conv, epilogue));
   return post;
 }
 

@@ -12,6 +12,15 @@
 
 namespace gxc {
 
+// Where a convolution's input image and result lie in channels-last bytes (NHWC) rather than
+// the NCHW their types describe (runtime/host/channels_last.h), and the residual of an
+// epilogue with one residual add: oneDNN reads and writes them so, without reordering.
+struct ConvLayouts {
+  bool imageChannelsLast = false;
+  bool resultChannelsLast = false;
+  bool residualChannelsLast = false;
+};
+
 struct ConvPostOps {
   // One letter per member: 'f' a batch_norm first, folded into the convolution's weights and
   // bias (as PyTorch's and ONNX Runtime's conv-bn folding do: per-channel post-ops cost

@@ -11,18 +11,10 @@
 
 #include "ir/graph.h"
 #include "runtime/host/constant_weights.h"
+#include "runtime/host/conv_post_ops.h"
 #include "tensor/tensor.h"
 
 namespace gxc {
-
-// Where a convolution's input image and result lie in channels-last bytes (NHWC) rather than
-// the NCHW their types describe (runtime/host/channels_last.h), and the residual of an
-// epilogue with one residual add: oneDNN reads and writes them so, without reordering.
-struct ConvLayouts {
-  bool imageChannelsLast = false;
-  bool resultChannelsLast = false;
-  bool residualChannelsLast = false;
-};
 
 // `constant`, where given, holds the weights reordered once into the primitive's layout if
 // they are constant (f32 only); else they are reordered at every call.
