@@ -60,18 +60,18 @@ bool isIntegerText(const std::string& text) {
 // A `scalar` or a clamp bound written as an integer (that fits in 64 bits) stays one, exactly
 // (beyond 2^53 too): with an integer tensor it keeps the op integer, as a Python int does in
 // torch, where a number written with a point or an exponent makes it float.
-bool isExactIntegerNumber(const std::string& key, const YAML::Node& node) {
-  if ((key != "scalar" && key != "min" && key != "max") || !node.IsScalar() ||
-      !isIntegerText(node.Scalar()))
+bool isExactIntegerNumber(const std::string& key, const YamlNode& node) {
+  if ((key != "scalar" && key != "min" && key != "max") || !node.isScalar() ||
+      !isIntegerText(node.scalar()))
     return false;
-  const std::string& text = node.Scalar();
+  const std::string& text = node.scalar();
   int64_t value = 0;
   const char* begin = text.data() + (text.starts_with('+') ? 1 : 0);
   return std::from_chars(begin, text.data() + text.size(), value).ec == std::errc();
 }
 
 // Attributes whose value must be positive or one of a few words.
-void checkAttrValue(const YamlReader& reader, const YAML::Node& node, const std::string& key,
+void checkAttrValue(const YamlReader& reader, const YamlNode& node, const std::string& key,
                     const AttrValue& value, std::string_view what) {
   if (key == "in_features" || key == "out_features" || key == "num_embeddings" ||
       key == "embedding_dim" || key == "chunks") {
@@ -143,37 +143,37 @@ const char* weightKey(OpKind kind) {
   return nullptr;
 }
 
-void ModelBuilder::collectLayerNames(const YAML::Node& layers) {
-  for (const YAML::Node& layer : layers) {
-    if (!layer.IsMap()) continue;  // reported when the layer is read
-    // One walk over the keys (the first of each, as yaml-cpp's lookup finds): this runs once
+void ModelBuilder::collectLayerNames(const YamlNode& layers) {
+  for (const YamlNode& layer : layers) {
+    if (!layer.isMap()) continue;  // reported when the layer is read
+    // One walk over the keys (the first of each, as layer[key] finds): this runs once
     // per layer of the file.
-    std::optional<YAML::Node> group, children, name, outputs;
+    std::optional<YamlNode> group, children, name, outputs;
     for (const auto& entry : layer) {
-      const std::string& key = entry.first.Scalar();
-      std::optional<YAML::Node>* slot = key == "group"     ? &group
-                                        : key == "layers"  ? &children
-                                        : key == "name"    ? &name
-                                        : key == "outputs" ? &outputs
-                                                           : nullptr;
+      const std::string& key = entry.first.scalar();
+      std::optional<YamlNode>* slot = key == "group"     ? &group
+                                      : key == "layers"  ? &children
+                                      : key == "name"    ? &name
+                                      : key == "outputs" ? &outputs
+                                                         : nullptr;
       if (slot && !*slot) *slot = entry.second;
     }
-    if (group && children && children->IsSequence()) {
+    if (group && children && children->isSequence()) {
       collectLayerNames(*children);
       continue;
     }
-    if (name && name->IsScalar()) layerNamesAhead_.emplace(name->Scalar(), reader_.loc(*name).line);
+    if (name && name->isScalar()) layerNamesAhead_.emplace(name->scalar(), reader_.loc(*name).line);
     // The results of a layer with several results (`split`, `chunk`) are named there.
-    if (outputs && outputs->IsSequence())
-      for (const YAML::Node& output : *outputs)
-        if (output.IsScalar()) layerNamesAhead_.emplace(output.Scalar(), reader_.loc(output).line);
+    if (outputs && outputs->isSequence())
+      for (const YamlNode& output : *outputs)
+        if (output.isScalar()) layerNamesAhead_.emplace(output.scalar(), reader_.loc(output).line);
   }
 }
 
-void ModelBuilder::readLayers(const YAML::Node& layers, std::optional<Device> scopeDevice) {
-  for (const YAML::Node& layer : layers) {
+void ModelBuilder::readLayers(const YamlNode& layers, std::optional<Device> scopeDevice) {
+  for (const YamlNode& layer : layers) {
     reader_.requireMap(layer, "a layer");
-    std::optional<YAML::Node> groupNode = findKey(layer, "group");
+    std::optional<YamlNode> groupNode = findKey(layer, "group");
     if (!groupNode) {
       readLayer(layer, scopeDevice);
       continue;
@@ -183,13 +183,13 @@ void ModelBuilder::readLayers(const YAML::Node& layers, std::optional<Device> sc
     reader_.checkKeys(layer, {"group", "device", "layers"}, what);
     std::optional<Device> inner = scopeDevice;
     if (layer["device"]) inner = device(layer["device"], what);
-    YAML::Node children = reader_.required(layer, "layers", what);
+    YamlNode children = reader_.required(layer, "layers", what);
     reader_.requireSequence(children, fmt::format("the layers of {}", what));
     readLayers(children, inner);
   }
 }
 
-Value* ModelBuilder::resolveInput(const YAML::Node& node, const std::string& layer) {
+Value* ModelBuilder::resolveInput(const YamlNode& node, const std::string& layer) {
   std::string name = reader_.name(node, fmt::format("layer '{}': an input", layer));
   if (Value* value = graph_->find(name)) return value;
   if (name == layer) reader_.fail(node, "layer '{}' uses itself as an input", layer);
@@ -211,29 +211,29 @@ Value* ModelBuilder::resolveInput(const YAML::Node& node, const std::string& lay
 
 // A reshape's entries are integers (-1 once, checked by the shape rule) or, with symbolic
 // dimensions, names and products of names and integers, evaluated in this run's binding.
-std::vector<int64_t> ModelBuilder::reshapeEntries(const YAML::Node& list,
+std::vector<int64_t> ModelBuilder::reshapeEntries(const YamlNode& list,
                                                   const std::string& what) const {
   std::vector<int64_t> entries;
-  for (const YAML::Node& item : list) {
-    bool integer = item.IsScalar() && !item.Scalar().empty() &&
-                   item.Scalar().find_first_not_of("-0123456789") == std::string::npos;
-    if (integer || !item.IsScalar() || item.Tag() == "!") {
+  for (const YamlNode& item : list) {
+    bool integer = item.isScalar() && !item.scalar().empty() &&
+                   item.scalar().find_first_not_of("-0123456789") == std::string::npos;
+    if (integer || !item.isScalar() || item.tag() == "!") {
       entries.push_back(reader_.integer(item, what));
       continue;
     }
     std::string error;
-    std::optional<int64_t> value = dims_.evaluate(item.Scalar(), &error);
+    std::optional<int64_t> value = dims_.evaluate(item.scalar(), &error);
     if (!value) reader_.fail(item, "{}: {}", what, error);
     entries.push_back(*value);
   }
   return entries;
 }
 
-Attrs ModelBuilder::layerAttrs(const YAML::Node& layer, OpKind kind, const std::string& name) {
+Attrs ModelBuilder::layerAttrs(const YamlNode& layer, OpKind kind, const std::string& name) {
   Attrs attrs;
   std::string what = fmt::format("layer '{}'", name);
   for (const auto& entry : layer) {
-    std::string key = entry.first.Scalar();
+    std::string key = entry.first.scalar();
     bool structural = key == "name" || key == "op" || key == "inputs" ||
                       (key == "device" && kind != OpKind::To) ||
                       (weightKey(kind) && key == weightKey(kind)) ||
@@ -244,20 +244,20 @@ Attrs ModelBuilder::layerAttrs(const YAML::Node& layer, OpKind kind, const std::
     for (const AttrSpec& candidate : opSchema(kind).attrs)
       if (candidate.name == key) spec = &candidate;
     GXC_CHECK(spec, "key '{}' passed the key check of {}", key, what);
-    const YAML::Node& node = entry.second;
+    const YamlNode& node = entry.second;
     std::string attrWhat = fmt::format("{} of {}", key, what);
     AttrValue value;
-    if (kind == OpKind::Reshape && key == "shape" && node.IsSequence()) {
+    if (kind == OpKind::Reshape && key == "shape" && node.isSequence()) {
       value = reshapeEntries(node, attrWhat);
-    } else if (key == "padding" && (spec->kinds & maskOf(AttrKind::String)) && node.IsScalar() &&
-               !isIntegerText(node.Scalar())) {
-      if (node.Scalar() != "same")
+    } else if (key == "padding" && (spec->kinds & maskOf(AttrKind::String)) && node.isScalar() &&
+               !isIntegerText(node.scalar())) {
+      if (node.scalar() != "same")
         reader_.fail(node, "{}: {}: padding must be an integer, a list of two or `same`, got '{}'",
-                     what, opName(kind), node.Scalar());
+                     what, opName(kind), node.scalar());
       value = std::string("same");
-    } else if ((spec->kinds & maskOf(AttrKind::IntList)) && node.IsSequence()) {
+    } else if ((spec->kinds & maskOf(AttrKind::IntList)) && node.isSequence()) {
       std::vector<int64_t> list;
-      for (const YAML::Node& item : node) list.push_back(reader_.integer(item, attrWhat));
+      for (const YamlNode& item : node) list.push_back(reader_.integer(item, attrWhat));
       value = list;
     } else if (isExactIntegerNumber(key, node)) {
       value = reader_.integer(node, attrWhat);
@@ -279,11 +279,11 @@ Attrs ModelBuilder::layerAttrs(const YAML::Node& layer, OpKind kind, const std::
   return attrs;
 }
 
-void ModelBuilder::readLayer(const YAML::Node& layer, std::optional<Device> scopeDevice) {
-  YAML::Node nameNode = reader_.required(layer, "name", "a layer");
+void ModelBuilder::readLayer(const YamlNode& layer, std::optional<Device> scopeDevice) {
+  YamlNode nameNode = reader_.required(layer, "name", "a layer");
   std::string name = reader_.name(nameNode, "a layer name");
   std::string what = fmt::format("layer '{}'", name);
-  YAML::Node opNode = reader_.required(layer, "op", what);
+  YamlNode opNode = reader_.required(layer, "op", what);
   std::string opText = reader_.scalar(opNode, "op");
   auto kind = parseOpKind(opText);
   if (!kind || !isModelOp(*kind))
@@ -299,10 +299,10 @@ void ModelBuilder::readLayer(const YAML::Node& layer, std::optional<Device> scop
   for (const AttrSpec& spec : opSchema(*kind).attrs)
     if (spec.required) reader_.required(layer, std::string(spec.name).c_str(), what);
 
-  YAML::Node inputsNode = reader_.required(layer, "inputs", what);
+  YamlNode inputsNode = reader_.required(layer, "inputs", what);
   reader_.requireSequence(inputsNode, fmt::format("the inputs of {}", what));
   std::vector<Value*> inputs;
-  for (const YAML::Node& input : inputsNode) inputs.push_back(resolveInput(input, name));
+  for (const YamlNode& input : inputsNode) inputs.push_back(resolveInput(input, name));
   Attrs attrs = layerAttrs(layer, *kind, name);
   auto [least, most] = modelInputCount(*kind, attrs.has("scalar"));
   int count = static_cast<int>(inputs.size());
@@ -313,7 +313,7 @@ void ModelBuilder::readLayer(const YAML::Node& layer, std::optional<Device> scop
   // Its own device, its innermost group's, the device of moved data it reads (the first such
   // input's), the model's default, or unplaced (model-format.md, Devices).
   Device place;
-  std::optional<YAML::Node> deviceNode = findKey(layer, "device");
+  std::optional<YamlNode> deviceNode = findKey(layer, "device");
   auto moved = std::find_if(inputs.begin(), inputs.end(),
                             [&](const Value* input) { return movedData_.count(input) != 0; });
   bool followsData = false;

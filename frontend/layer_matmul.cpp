@@ -38,7 +38,7 @@ bool ModelBuilder::matmulIsLowered(const std::vector<Value*>& inputs) const {
   return a.size() == 3 && b.size() == 3 && a[0] != b[0] && a[0] != 1 && b[0] != 1;
 }
 
-Value* ModelBuilder::lowerMatmul(const YAML::Node& layer, const std::string& name,
+Value* ModelBuilder::lowerMatmul(const YamlNode& layer, const std::string& name,
                                  const std::vector<Value*>& inputs, const Attrs& attrs,
                                  const Device& place) {
   const TensorType &a = inputs[0]->type, &b = inputs[1]->type;

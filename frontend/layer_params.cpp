@@ -9,7 +9,7 @@
 
 namespace gxc {
 
-std::vector<Value*> ModelBuilder::createdParams(const YAML::Node& layer, OpKind kind,
+std::vector<Value*> ModelBuilder::createdParams(const YamlNode& layer, OpKind kind,
                                                 const std::string& name,
                                                 const std::vector<Value*>& inputs,
                                                 const Attrs& attrs) {

@@ -13,13 +13,11 @@
 namespace gxc {
 namespace {
 
-YAML::Node nodeOf(const YAML::Node& layer, const char* key) {
-  return layer[key] ? layer[key] : layer;
-}
+YamlNode nodeOf(const YamlNode& layer, const char* key) { return layer[key] ? layer[key] : layer; }
 
 }  // namespace
 
-bool ModelBuilder::hasSeveralResults(const YAML::Node& layer, OpKind kind,
+bool ModelBuilder::hasSeveralResults(const YamlNode& layer, OpKind kind,
                                      const std::string& name) const {
   if (isMultiResultLayer(kind)) return true;
   if (kind != OpKind::Max) return false;
@@ -34,7 +32,7 @@ bool ModelBuilder::hasSeveralResults(const YAML::Node& layer, OpKind kind,
   return indices;
 }
 
-std::vector<ModelBuilder::LayerResult> ModelBuilder::layerResults(const YAML::Node& layer,
+std::vector<ModelBuilder::LayerResult> ModelBuilder::layerResults(const YamlNode& layer,
                                                                   OpKind kind,
                                                                   const std::string& name,
                                                                   const TensorType& x,
@@ -87,7 +85,7 @@ std::vector<ModelBuilder::LayerResult> ModelBuilder::layerResults(const YAML::No
                    name, k, axisGiven, x.withoutDevice(), size);
   }
 
-  YAML::Node outputs = reader_.required(layer, "outputs", fmt::format("layer '{}'", name));
+  YamlNode outputs = reader_.required(layer, "outputs", fmt::format("layer '{}'", name));
   reader_.requireSequence(outputs, fmt::format("the outputs of layer '{}'", name));
   if (outputs.size() != 2)
     reader_.fail(outputs,
@@ -96,7 +94,7 @@ std::vector<ModelBuilder::LayerResult> ModelBuilder::layerResults(const YAML::No
                  name, op, outputs.size(), outputs.size() == 1 ? "" : "s", op);
   OpKind indicesKind = kind == OpKind::Topk ? OpKind::TopkIndices : OpKind::Argmax;
   for (OpKind resultKind : {kind, indicesKind}) {
-    const YAML::Node& output = outputs[results.size()];
+    const YamlNode& output = outputs[results.size()];
     std::string resultName = reader_.name(output, fmt::format("layer '{}': an output", name));
     define(resultName, output);
     results.push_back({resultName, resultKind, attrs});

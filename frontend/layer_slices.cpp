@@ -14,14 +14,12 @@ namespace gxc {
 namespace {
 
 // The node of `key` in the layer, for errors about its value; the layer itself when absent.
-YAML::Node nodeOf(const YAML::Node& layer, const char* key) {
-  return layer[key] ? layer[key] : layer;
-}
+YamlNode nodeOf(const YamlNode& layer, const char* key) { return layer[key] ? layer[key] : layer; }
 
 }  // namespace
 
-Attrs ModelBuilder::sliceAttrs(const YAML::Node& layer, const std::string& name,
-                               const TensorType& x, const Attrs& attrs) const {
+Attrs ModelBuilder::sliceAttrs(const YamlNode& layer, const std::string& name, const TensorType& x,
+                               const Attrs& attrs) const {
   int64_t axisGiven = attrs.getInt("axis", 0);
   auto axis = normalizeAxis(axisGiven, x.rank());
   if (!axis)
@@ -51,7 +49,7 @@ Attrs ModelBuilder::sliceAttrs(const YAML::Node& layer, const std::string& name,
   return resolved;
 }
 
-std::vector<std::pair<std::string, Attrs>> ModelBuilder::multiResultSlices(const YAML::Node& layer,
+std::vector<std::pair<std::string, Attrs>> ModelBuilder::multiResultSlices(const YamlNode& layer,
                                                                            OpKind kind,
                                                                            const std::string& name,
                                                                            const TensorType& x,
@@ -68,7 +66,7 @@ std::vector<std::pair<std::string, Attrs>> ModelBuilder::multiResultSlices(const
     int64_t chunks = attrs.getInt("chunks", 0);
     GXC_CHECK(chunks > 0, "layer '{}': chunks {} passed the attribute check", name, chunks);
     sizes = chunkSizes(dim, chunks);
-  } else if (layer["split_size"].IsSequence()) {
+  } else if (layer["split_size"].isSequence()) {
     auto list = attrs.getIntList("split_size");
     for (int64_t size : *list)
       if (size <= 0)
@@ -89,7 +87,7 @@ std::vector<std::pair<std::string, Attrs>> ModelBuilder::multiResultSlices(const
     sizes = splitSizes(dim, size);
   }
 
-  YAML::Node outputs = reader_.required(layer, "outputs", fmt::format("layer '{}'", name));
+  YamlNode outputs = reader_.required(layer, "outputs", fmt::format("layer '{}'", name));
   reader_.requireSequence(outputs, fmt::format("the outputs of layer '{}'", name));
   if (outputs.size() != sizes.size())
     reader_.fail(outputs,

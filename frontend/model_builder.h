@@ -10,10 +10,9 @@
 #include <string>
 #include <unordered_map>
 
-#include <yaml-cpp/yaml.h>
-
 #include "frontend/model_loader.h"
 #include "frontend/symbolic_dims.h"
+#include "frontend/yaml_document.h"
 #include "frontend/yaml_util.h"
 #include "ir/graph.h"
 #include "tensor/safetensors.h"
@@ -27,12 +26,13 @@ class ModelBuilder {
  public:
   ModelBuilder(const std::string& fileName, const std::string& baseDir,
                const ModelOptions& options);
-  std::unique_ptr<Graph> build(const YAML::Node& root);
+  std::unique_ptr<Graph> build(const YamlNode& root);
 
   // The parts of build(), for a model assembled a layer at a time (the ONNX importer, which
   // needs the types of what it has lowered to lower what follows): the top level but its
   // layers and outputs; then layers, and params declared as they are needed, each located at
   // `at` (nodes made in memory have no position in a file); then the outputs.
+  // These take yaml-cpp's nodes, as the importer builds them.
   void beginModel(const YAML::Node& root, const SourceLoc& at);
   void addLayer(const YAML::Node& layer, const SourceLoc& at);
   void addParamSpec(const std::string& name, const YAML::Node& spec, const SourceLoc& at);
@@ -41,45 +41,45 @@ class ModelBuilder {
 
  private:
   // tensor_spec.cpp
-  Device device(const YAML::Node& node, std::string_view what) const;
+  Device device(const YamlNode& node, std::string_view what) const;
   // An input's spec fills `declared` (its dims may be names; the returned shape is empty);
   // a param's (`declared` null) has sizes only.
-  TensorType tensorSpec(const YAML::Node& spec, std::string_view what, YAML::Node* initOut,
+  TensorType tensorSpec(const YamlNode& spec, std::string_view what, YamlNode* initOut,
                         DeclaredInput* declared) const;
-  void readDimDefaults(const YAML::Node& dims);
-  Attrs initAttrs(const YAML::Node& init, std::string_view what) const;
-  void readInputs(const YAML::Node& inputs);
-  void readParams(const YAML::Node& params);
-  void readParam(const YAML::Node& key, const YAML::Node& spec);
-  void readTopLevel(const YAML::Node& root);
-  void readOutputs(const YAML::Node& root);
+  void readDimDefaults(const YamlNode& dims);
+  Attrs initAttrs(const YamlNode& init, std::string_view what) const;
+  void readInputs(const YamlNode& inputs);
+  void readParams(const YamlNode& params);
+  void readParam(const YamlNode& key, const YamlNode& spec);
+  void readTopLevel(const YamlNode& root);
+  void readOutputs(const YamlNode& root);
   // train_section.cpp
-  void readTrainSection(const YAML::Node& train);
-  void readOptimizer(const YAML::Node& spec);
-  void openWeights(const YAML::Node& root);
-  void checkWeightsAllUsed(const YAML::Node& root) const;
+  void readTrainSection(const YamlNode& train);
+  void readOptimizer(const YamlNode& spec);
+  void openWeights(const YamlNode& root);
+  void checkWeightsAllUsed(const YamlNode& root) const;
   // Adds a param op; `init` is used when the weights file lacks `name` (or there is none).
   Value* addParam(const std::string& name, TensorType type, std::optional<Attrs> init,
                   const SourceLoc& loc);
 
   // layer_builder.cpp
-  void readLayers(const YAML::Node& layers, std::optional<Device> scopeDevice);
-  void readLayer(const YAML::Node& layer, std::optional<Device> scopeDevice);
-  void collectLayerNames(const YAML::Node& layers);
-  Value* resolveInput(const YAML::Node& node, const std::string& layer);
-  Attrs layerAttrs(const YAML::Node& layer, OpKind kind, const std::string& name);
-  std::vector<int64_t> reshapeEntries(const YAML::Node& list, const std::string& what) const;
+  void readLayers(const YamlNode& layers, std::optional<Device> scopeDevice);
+  void readLayer(const YamlNode& layer, std::optional<Device> scopeDevice);
+  void collectLayerNames(const YamlNode& layers);
+  Value* resolveInput(const YamlNode& node, const std::string& layer);
+  Attrs layerAttrs(const YamlNode& layer, OpKind kind, const std::string& name);
+  std::vector<int64_t> reshapeEntries(const YamlNode& list, const std::string& what) const;
 
   // layer_params.cpp
-  std::vector<Value*> createdParams(const YAML::Node& layer, OpKind kind, const std::string& name,
+  std::vector<Value*> createdParams(const YamlNode& layer, OpKind kind, const std::string& name,
                                     const std::vector<Value*>& inputs, const Attrs& attrs);
 
   // layer_slices.cpp
   // A `slice` layer's attributes as the IR holds them (Python's bounds resolved).
-  Attrs sliceAttrs(const YAML::Node& layer, const std::string& name, const TensorType& x,
+  Attrs sliceAttrs(const YamlNode& layer, const std::string& name, const TensorType& x,
                    const Attrs& attrs) const;
   // A `split` or `chunk` layer as slices: each result's name (defined here) and attributes.
-  std::vector<std::pair<std::string, Attrs>> multiResultSlices(const YAML::Node& layer, OpKind kind,
+  std::vector<std::pair<std::string, Attrs>> multiResultSlices(const YamlNode& layer, OpKind kind,
                                                                const std::string& name,
                                                                const TensorType& x,
                                                                const Attrs& attrs);
@@ -92,21 +92,20 @@ class ModelBuilder {
     Attrs attrs;
   };
   // Whether the layer has several results: split, chunk, topk, and max with `indices: true`.
-  bool hasSeveralResults(const YAML::Node& layer, OpKind kind, const std::string& name) const;
+  bool hasSeveralResults(const YamlNode& layer, OpKind kind, const std::string& name) const;
   // Its results, each name defined here.
-  std::vector<LayerResult> layerResults(const YAML::Node& layer, OpKind kind,
-                                        const std::string& name, const TensorType& x,
-                                        const Attrs& attrs);
+  std::vector<LayerResult> layerResults(const YamlNode& layer, OpKind kind, const std::string& name,
+                                        const TensorType& x, const Attrs& attrs);
 
   // layer_matmul.cpp
   // Whether a matmul layer's operands are beyond what the IR's matmul takes (a 1-D operand,
   // batch dims of another rank or that broadcast otherwise): torch.matmul's full shapes.
   bool matmulIsLowered(const std::vector<Value*>& inputs) const;
   // Such a layer as views around one IR matmul; its result, named by the layer.
-  Value* lowerMatmul(const YAML::Node& layer, const std::string& name,
+  Value* lowerMatmul(const YamlNode& layer, const std::string& name,
                      const std::vector<Value*>& inputs, const Attrs& attrs, const Device& place);
 
-  void define(const std::string& name, const YAML::Node& node);
+  void define(const std::string& name, const YamlNode& node);
 
   YamlReader reader_;
   std::string baseDir_;

@@ -131,7 +131,7 @@ ModelBuilder::ModelBuilder(const std::string& fileName, const std::string& baseD
       givenInputs_(options.givenInputs),
       inMemoryWeights_(options.inMemoryWeights) {}
 
-void ModelBuilder::define(const std::string& name, const YAML::Node& node) {
+void ModelBuilder::define(const std::string& name, const YamlNode& node) {
   auto previous = definedAt_.find(name);
   if (previous != definedAt_.end()) {
     const Value* owner = graph_->find(name);
@@ -139,24 +139,24 @@ void ModelBuilder::define(const std::string& name, const YAML::Node& node) {
                        : owner->producer->kind == OpKind::Param ? "the param"
                                                                 : "the layer";
     // A layer's own params are defined at the layer (its map), everything else at its name.
-    std::string what = node.IsMap() ? fmt::format("layer '{}' creates param '{}', but that name",
-                                                  node["name"].Scalar(), name)
+    std::string what = node.isMap() ? fmt::format("layer '{}' creates param '{}', but that name",
+                                                  node["name"].scalar(), name)
                                     : fmt::format("name '{}'", name);
     reader_.fail(node, "{} is already taken by {} at line {}", what, kind, previous->second);
   }
   definedAt_.emplace(name, reader_.loc(node).line);
 }
 
-void ModelBuilder::readTopLevel(const YAML::Node& root) {
+void ModelBuilder::readTopLevel(const YamlNode& root) {
   reader_.requireMap(root, "a model file");
   reader_.checkKeys(root,
                     {"gxc", "name", "seed", "weights", "default_device", "dims", "inputs", "params",
                      "layers", "outputs", "train"},
                     "the model");
-  YAML::Node version = reader_.required(root, "gxc", "a model file");
+  YamlNode version = reader_.required(root, "gxc", "a model file");
   if (reader_.scalar(version, "the format version") != "1")
     reader_.fail(version, "unsupported format version '{}' (this gxc reads version 1)",
-                 version.Scalar());
+                 version.scalar());
   graph_ = std::make_unique<Graph>(
       reader_.name(reader_.required(root, "name", "the model"), "the model name"));
   if (root["seed"]) {
@@ -168,12 +168,12 @@ void ModelBuilder::readTopLevel(const YAML::Node& root) {
   openWeights(root);
 }
 
-void ModelBuilder::readOutputs(const YAML::Node& root) {
-  YAML::Node outputs = reader_.required(root, "outputs", "the model");
+void ModelBuilder::readOutputs(const YamlNode& root) {
+  YamlNode outputs = reader_.required(root, "outputs", "the model");
   reader_.requireSequence(outputs, "outputs");
   if (outputs.size() == 0) reader_.fail(outputs, "outputs must name at least one layer");
   std::set<std::string> seen;
-  for (const YAML::Node& output : outputs) {
+  for (const YamlNode& output : outputs) {
     std::string name = reader_.name(output, "an output");
     Value* value = graph_->find(name);
     // A param may be an output (format 1.1): how to see what its init or the weights file
@@ -185,9 +185,9 @@ void ModelBuilder::readOutputs(const YAML::Node& root) {
   }
 }
 
-std::unique_ptr<Graph> ModelBuilder::build(const YAML::Node& root) {
+std::unique_ptr<Graph> ModelBuilder::build(const YamlNode& root) {
   readTopLevel(root);
-  YAML::Node layers = reader_.required(root, "layers", "the model");
+  YamlNode layers = reader_.required(root, "layers", "the model");
   reader_.requireSequence(layers, "layers");
   layerNamesAhead_.reserve(layers.size());
   collectLayerNames(layers);
@@ -202,8 +202,10 @@ std::unique_ptr<Graph> ModelBuilder::build(const YAML::Node& root) {
   return std::move(graph_);
 }
 
-void ModelBuilder::beginModel(const YAML::Node& root, const SourceLoc& at) {
+void ModelBuilder::beginModel(const YAML::Node& model, const SourceLoc& at) {
   reader_.locateUnmarkedAt(at);
+  std::unique_ptr<YamlDocument> document = YamlDocument::fromNode(model);
+  YamlNode root = document->root();
   readTopLevel(root);
   if (root["dims"]) readDimDefaults(root["dims"]);
   readInputs(reader_.required(root, "inputs", "the model"));
@@ -211,16 +213,22 @@ void ModelBuilder::beginModel(const YAML::Node& root, const SourceLoc& at) {
 
 void ModelBuilder::addLayer(const YAML::Node& layer, const SourceLoc& at) {
   reader_.locateUnmarkedAt(at);
-  readLayer(layer, std::nullopt);
+  readLayer(YamlDocument::fromNode(layer)->root(), std::nullopt);
 }
 
 void ModelBuilder::addParamSpec(const std::string& name, const YAML::Node& spec,
                                 const SourceLoc& at) {
   reader_.locateUnmarkedAt(at);
-  readParam(YAML::Node(name), spec);
+  YAML::Node params;
+  params[name] = spec;
+  std::unique_ptr<YamlDocument> document = YamlDocument::fromNode(params);
+  YamlNode::Item param = *document->root().begin();
+  readParam(param.first, param.second);
 }
 
-std::unique_ptr<Graph> ModelBuilder::finishModel(const YAML::Node& root) {
+std::unique_ptr<Graph> ModelBuilder::finishModel(const YAML::Node& model) {
+  std::unique_ptr<YamlDocument> document = YamlDocument::fromNode(model);
+  YamlNode root = document->root();
   readOutputs(root);
   if (root["train"]) readTrainSection(root["train"]);
   checkWeightsAllUsed(root);
@@ -238,9 +246,9 @@ std::unique_ptr<Graph> loadModelFromString(const std::string& text, const std::s
     modelError({fileName, line, static_cast<int>(nul - lineStart) + 1},
                "the model file holds a NUL byte; it is not a YAML text file");
   }
-  YAML::Node root;
+  std::unique_ptr<YamlDocument> document;
   try {
-    root = YAML::Load(text);
+    document = YamlDocument::parse(text);
   } catch (const YAML::Exception& e) {
     invalidYaml(text, fileName, e);
   }
@@ -248,7 +256,7 @@ std::unique_ptr<Graph> loadModelFromString(const std::string& text, const std::s
     bool blank = text.find_first_not_of(" \t\r\n") == std::string::npos;
     modelError({fileName, 1, 1}, "the model file {}", blank ? "is empty" : "holds only comments");
   }
-  return ModelBuilder(fileName, baseDir, options).build(root);
+  return ModelBuilder(fileName, baseDir, options).build(document->root());
 }
 
 std::unique_ptr<Graph> loadModel(const std::string& path, const ModelOptions& options) {

@@ -9,32 +9,32 @@
 namespace gxc {
 
 // `what` names the owner of the device: "layer 'h'", "input 'x'", "default_device".
-Device ModelBuilder::device(const YAML::Node& node, std::string_view what) const {
+Device ModelBuilder::device(const YamlNode& node, std::string_view what) const {
   std::string text = reader_.scalar(node, fmt::format("the device of {}", what));
   auto parsed = parseDevice(text);
   if (!parsed) reader_.fail(node, "{}: unknown device '{}' (cpu, cuda or cuda:N)", what, text);
   return *parsed;
 }
 
-TensorType ModelBuilder::tensorSpec(const YAML::Node& spec, std::string_view what,
-                                    YAML::Node* initOut, DeclaredInput* declared) const {
+TensorType ModelBuilder::tensorSpec(const YamlNode& spec, std::string_view what, YamlNode* initOut,
+                                    DeclaredInput* declared) const {
   reader_.requireMap(spec, what);
   if (declared)
     reader_.checkKeys(spec, {"shape", "dtype", "device"}, what);
   else
     reader_.checkKeys(spec, {"shape", "dtype", "init", "device"}, what);
-  YAML::Node shapeNode = reader_.required(spec, "shape", what);
+  YamlNode shapeNode = reader_.required(spec, "shape", what);
   reader_.requireSequence(shapeNode, fmt::format("the shape of {}", what));
   TensorType type = TensorType::of(DType::F32, {});
-  for (const YAML::Node& dim : shapeNode) {
+  for (const YamlNode& dim : shapeNode) {
     // A symbolic dimension (format 1.1) is a name; only inputs have them.
-    if (dim.IsScalar() && isDimName(dim.Scalar())) {
+    if (dim.isScalar() && isDimName(dim.scalar())) {
       if (!declared)
         reader_.fail(dim,
                      "{}: dimension '{}' is a name, but params never have symbolic shapes (their "
                      "sizes are fixed by the model)",
-                     what, dim.Scalar());
-      declared->dims.push_back({0, dim.Scalar(), reader_.loc(dim)});
+                     what, dim.scalar());
+      declared->dims.push_back({0, dim.scalar(), reader_.loc(dim)});
       continue;
     }
     int64_t size = reader_.integer(dim, fmt::format("a dimension of {}", what));
@@ -49,7 +49,7 @@ TensorType ModelBuilder::tensorSpec(const YAML::Node& spec, std::string_view wha
   if (!checkedNumel(type.shape))
     reader_.fail(shapeNode, "{}: shape {} has more elements than fit in 64 bits", what,
                  shapeString(type.shape));
-  if (YAML::Node dtype = spec["dtype"]) {
+  if (YamlNode dtype = spec["dtype"]) {
     std::string text = reader_.scalar(dtype, "dtype");
     auto parsed = parseDType(text);
     if (!parsed)
@@ -57,23 +57,23 @@ TensorType ModelBuilder::tensorSpec(const YAML::Node& spec, std::string_view wha
                    text);
     type.dtype = *parsed;
   }
-  if (YAML::Node place = spec["device"]) type.device = device(place, what);
+  if (YamlNode place = spec["device"]) type.device = device(place, what);
   if (initOut && spec["init"]) *initOut = spec["init"];
   return type;
 }
 
-Attrs ModelBuilder::initAttrs(const YAML::Node& init, std::string_view what) const {
+Attrs ModelBuilder::initAttrs(const YamlNode& init, std::string_view what) const {
   Attrs attrs;
-  if (init.IsScalar() && (init.Scalar() == "zeros" || init.Scalar() == "ones")) {
-    attrs.set("init", init.Scalar());
+  if (init.isScalar() && (init.scalar() == "zeros" || init.scalar() == "ones")) {
+    attrs.set("init", init.scalar());
     return attrs;
   }
   const char* expected =
       "zeros, ones, {constant: V}, {normal: {mean, std}} or {uniform: {low, high}}";
-  if (!init.IsMap() || init.size() != 1)
+  if (!init.isMap() || init.size() != 1)
     reader_.fail(init, "{}: init must be one of {}", what, expected);
   std::string kind = reader_.scalar(init.begin()->first, "an init");
-  YAML::Node body = init.begin()->second;
+  YamlNode body = init.begin()->second;
   attrs.set("init", kind);
   if (kind == "constant") {
     attrs.set("value", reader_.number(body, fmt::format("the constant of {}", what)));
@@ -99,7 +99,7 @@ Attrs ModelBuilder::initAttrs(const YAML::Node& init, std::string_view what) con
   return attrs;
 }
 
-void ModelBuilder::readDimDefaults(const YAML::Node& dims) {
+void ModelBuilder::readDimDefaults(const YamlNode& dims) {
   reader_.requireMap(dims, "dims");
   reader_.checkUniqueKeys(dims, "dims");
   for (const auto& entry : dims) {
@@ -114,7 +114,7 @@ void ModelBuilder::readDimDefaults(const YAML::Node& dims) {
   }
 }
 
-void ModelBuilder::readInputs(const YAML::Node& inputs) {
+void ModelBuilder::readInputs(const YamlNode& inputs) {
   reader_.requireMap(inputs, "inputs");
   reader_.checkUniqueKeys(inputs, "inputs");
   if (inputs.size() == 0) reader_.fail(inputs, "inputs must declare at least one input");
@@ -152,21 +152,20 @@ void ModelBuilder::readInputs(const YAML::Node& inputs) {
   }
 }
 
-void ModelBuilder::readParams(const YAML::Node& params) {
+void ModelBuilder::readParams(const YamlNode& params) {
   reader_.requireMap(params, "params");
   reader_.checkUniqueKeys(params, "params");
   for (const auto& entry : params) readParam(entry.first, entry.second);
 }
 
-void ModelBuilder::readParam(const YAML::Node& key, const YAML::Node& spec) {
+void ModelBuilder::readParam(const YamlNode& key, const YamlNode& spec) {
   std::string name = reader_.name(key, "a param name");
   define(name, key);
   std::string what = fmt::format("param '{}'", name);
-  YAML::Node init;
+  YamlNode init;
   TensorType type = tensorSpec(spec, what, &init, nullptr);
   std::optional<Attrs> initSpec;
-  // `init` stays a default node, which yaml-cpp counts as defined, when the spec has none.
-  if (spec["init"]) initSpec = initAttrs(init, what);
+  if (init) initSpec = initAttrs(init, what);  // undefined when the spec has none
   addParam(name, type, initSpec, reader_.loc(key));
 }
 
@@ -195,7 +194,7 @@ Value* ModelBuilder::addParam(const std::string& name, TensorType type, std::opt
   return graph_->appendOp(OpKind::Param, {}, name, type, attrs, loc)->result;
 }
 
-void ModelBuilder::openWeights(const YAML::Node& root) {
+void ModelBuilder::openWeights(const YamlNode& root) {
   if (inMemoryWeights_) {
     weights_ = inMemoryWeights_;
     return;
@@ -204,7 +203,7 @@ void ModelBuilder::openWeights(const YAML::Node& root) {
     weights_ = std::make_shared<SafetensorsFile>(SafetensorsFile::open(weightsOverride_));
     return;
   }
-  YAML::Node node = root["weights"];
+  YamlNode node = root["weights"];
   if (!node) return;
   std::filesystem::path path = reader_.scalar(node, "weights");
   if (path.is_relative() && !baseDir_.empty()) path = std::filesystem::path(baseDir_) / path;
@@ -215,7 +214,7 @@ void ModelBuilder::openWeights(const YAML::Node& root) {
   }
 }
 
-void ModelBuilder::checkWeightsAllUsed(const YAML::Node& root) const {
+void ModelBuilder::checkWeightsAllUsed(const YamlNode& root) const {
   if (!weights_) return;
   std::vector<std::string> unused;
   for (const auto& [name, entry] : weights_->entries())

@@ -17,7 +17,7 @@ constexpr std::string_view kOptimizers[] = {"sgd", "adam", "adamw"};
 
 }  // namespace
 
-void ModelBuilder::readOptimizer(const YAML::Node& spec) {
+void ModelBuilder::readOptimizer(const YamlNode& spec) {
   reader_.requireMap(spec, "train: optimizer");
   if (spec.size() != 1)
     reader_.fail(spec, "train: optimizer must have one key, the optimizer (sgd, adam or adamw)");
@@ -27,8 +27,8 @@ void ModelBuilder::readOptimizer(const YAML::Node& spec) {
   if (std::find(std::begin(kOptimizers), std::end(kOptimizers), kind) == std::end(kOptimizers))
     reader_.fail(entry.first, "unknown optimizer '{}' (sgd, adam or adamw)", kind);
   attrs.set("optimizer", kind);
-  const YAML::Node& options = entry.second;
-  if (options.IsNull()) return;
+  const YamlNode& options = entry.second;
+  if (options.isNull()) return;
   reader_.requireMap(options, fmt::format("the {} options", kind));
   if (kind == "sgd")
     reader_.checkKeys(options, {"lr", "momentum", "dampening", "nesterov", "weight_decay"}, "sgd");
@@ -43,8 +43,8 @@ void ModelBuilder::readOptimizer(const YAML::Node& spec) {
   }
   if (options["nesterov"]) attrs.set("nesterov", reader_.boolean(options["nesterov"], "nesterov"));
   if (options["betas"]) {
-    const YAML::Node& betas = options["betas"];
-    if (!betas.IsSequence() || betas.size() != 2)
+    const YamlNode& betas = options["betas"];
+    if (!betas.isSequence() || betas.size() != 2)
       reader_.fail(betas, "{}: betas must be a list of two numbers in [0, 1)", kind);
     for (int i = 0; i < 2; ++i) {
       double beta = reader_.number(betas[i], "a beta");
@@ -55,13 +55,13 @@ void ModelBuilder::readOptimizer(const YAML::Node& spec) {
   }
 }
 
-void ModelBuilder::readTrainSection(const YAML::Node& train) {
+void ModelBuilder::readTrainSection(const YamlNode& train) {
   reader_.requireMap(train, "train");
   reader_.checkKeys(train,
                     {"loss", "optimizer", "batch_size", "epochs", "shuffle", "drop_last", "frozen"},
                     "train");
   Attrs& attrs = graph_->attrs();
-  YAML::Node loss = reader_.required(train, "loss", "train");
+  YamlNode loss = reader_.required(train, "loss", "train");
   std::string lossName = reader_.name(loss, "the loss");
   if (!graph_->find(lossName)) reader_.fail(loss, "train: loss '{}' is not a layer", lossName);
   attrs.set("train_loss", lossName);
@@ -76,7 +76,7 @@ void ModelBuilder::readTrainSection(const YAML::Node& train) {
     if (train[key]) attrs.set(std::string("train_") + key, reader_.boolean(train[key], key));
   if (!train["frozen"]) return;
   reader_.requireSequence(train["frozen"], "train: frozen");
-  for (const YAML::Node& entry : train["frozen"]) {
+  for (const YamlNode& entry : train["frozen"]) {
     std::string name = reader_.name(entry, "a frozen param");
     Value* param = graph_->find(name);
     if (!param || !param->producer || param->producer->kind != OpKind::Param)

@@ -13,38 +13,31 @@
 
 namespace gxc {
 
-const char* nodeKindName(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map:
-      return "a map";
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Scalar:
-      return "a scalar";
-    default:
-      return "nothing";
-  }
+const char* nodeKindName(const YamlNode& node) {
+  if (node.isMap()) return "a map";
+  if (node.isSequence()) return "a list";
+  if (node.isScalar()) return "a scalar";
+  return "nothing";
 }
 
-SourceLoc YamlReader::loc(const YAML::Node& node) const {
-  YAML::Mark mark = node.Mark();
-  if (mark.is_null()) return unmarkedAt_.file.empty() ? SourceLoc{file_, 1, 1} : unmarkedAt_;
-  return {file_, mark.line + 1, mark.column + 1};
+SourceLoc YamlReader::loc(const YamlNode& node) const {
+  if (!node.hasPosition()) return unmarkedAt_.file.empty() ? SourceLoc{file_, 1, 1} : unmarkedAt_;
+  return {file_, node.line() + 1, node.column() + 1};
 }
 
-void YamlReader::requireMap(const YAML::Node& node, std::string_view what) const {
-  if (!node.IsMap()) fail(node, "{} must be a map, got {}", what, nodeKindName(node));
+void YamlReader::requireMap(const YamlNode& node, std::string_view what) const {
+  if (!node.isMap()) fail(node, "{} must be a map, got {}", what, nodeKindName(node));
 }
 
-void YamlReader::requireSequence(const YAML::Node& node, std::string_view what) const {
-  if (!node.IsSequence()) fail(node, "{} must be a list, got {}", what, nodeKindName(node));
+void YamlReader::requireSequence(const YamlNode& node, std::string_view what) const {
+  if (!node.isSequence()) fail(node, "{} must be a list, got {}", what, nodeKindName(node));
 }
 
-void YamlReader::checkKeys(const YAML::Node& map, std::span<const std::string_view> allowed,
+void YamlReader::checkKeys(const YamlNode& map, std::span<const std::string_view> allowed,
                            std::string_view what) const {
   checkUniqueKeys(map, what);
   for (const auto& entry : map) {
-    const std::string& key = entry.first.Scalar();
+    const std::string& key = entry.first.scalar();
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
       fail(entry.first, "unknown key '{}' in {} (expected one of: {})", key, what,
            fmt::join(allowed, ", "));
@@ -53,14 +46,14 @@ void YamlReader::checkKeys(const YAML::Node& map, std::span<const std::string_vi
 
 // Maps of a few keys (a layer's) are checked pairwise; those whose keys are names (inputs,
 // params: thousands in a big model) through a hash set.
-void YamlReader::checkUniqueKeys(const YAML::Node& map, std::string_view what) const {
+void YamlReader::checkUniqueKeys(const YamlNode& map, std::string_view what) const {
   constexpr size_t kPairwise = 16;
-  std::vector<std::pair<std::string_view, YAML::Node>> small;
-  std::unordered_map<std::string_view, YAML::Node> large;
+  std::vector<std::pair<std::string_view, YamlNode>> small;
+  std::unordered_map<std::string_view, YamlNode> large;
   for (const auto& entry : map) {
-    if (!entry.first.IsScalar()) scalar(entry.first, "a key");  // fails, saying why
-    const std::string& key = entry.first.Scalar();  // the document's own: it outlives the loop
-    std::optional<YAML::Node> first;
+    if (!entry.first.isScalar()) scalar(entry.first, "a key");  // fails, saying why
+    const std::string& key = entry.first.scalar();  // the document's own: it outlives the loop
+    std::optional<YamlNode> first;
     if (small.size() < kPairwise) {
       for (const auto& [seen, node] : small)
         if (seen == key) first = node;
@@ -74,35 +67,24 @@ void YamlReader::checkUniqueKeys(const YAML::Node& map, std::string_view what) c
   }
 }
 
-YAML::Node YamlReader::required(const YAML::Node& map, const char* key,
-                                std::string_view what) const {
-  if (map.IsMap()) {
-    std::optional<YAML::Node> node = findKey(map, key);
-    if (!node) fail(map, "{} needs '{}'", what, key);
-    if (node->IsNull()) fail(*node, "{} needs '{}'", what, key);
-    return *node;
-  }
-  YAML::Node node = map[key];
-  if (!node.IsDefined() || node.IsNull()) {
-    // A key present with no value points at its value's place; an absent key at the map.
-    fail(node.IsDefined() ? node : map, "{} needs '{}'", what, key);
-  }
+YamlNode YamlReader::required(const YamlNode& map, const char* key, std::string_view what) const {
+  YamlNode node = map[key];
+  // A key present with no value points at its value's place; an absent key at the map.
+  if (!node || node.isNull()) fail(node ? node : map, "{} needs '{}'", what, key);
   return node;
 }
 
-std::optional<YAML::Node> findKey(const YAML::Node& map, std::string_view key) {
-  if (!map.IsMap()) return std::nullopt;
-  for (const auto& entry : map)
-    if (entry.first.IsScalar() && entry.first.Scalar() == key) return entry.second;
+std::optional<YamlNode> findKey(const YamlNode& map, std::string_view key) {
+  if (YamlNode value = map[key]) return value;
   return std::nullopt;
 }
 
-std::string YamlReader::scalar(const YAML::Node& node, std::string_view what) const {
-  if (!node.IsScalar()) fail(node, "{} must be a scalar, got {}", what, nodeKindName(node));
-  return node.Scalar();
+std::string YamlReader::scalar(const YamlNode& node, std::string_view what) const {
+  if (!node.isScalar()) fail(node, "{} must be a scalar, got {}", what, nodeKindName(node));
+  return node.scalar();
 }
 
-int64_t YamlReader::integer(const YAML::Node& node, std::string_view what) const {
+int64_t YamlReader::integer(const YamlNode& node, std::string_view what) const {
   std::string text = scalar(node, what);
   int64_t value = 0;
   const char* begin = text.data() + (text.starts_with('+') ? 1 : 0);
@@ -114,7 +96,7 @@ int64_t YamlReader::integer(const YAML::Node& node, std::string_view what) const
   return value;
 }
 
-double YamlReader::number(const YAML::Node& node, std::string_view what) const {
+double YamlReader::number(const YamlNode& node, std::string_view what) const {
   std::string text = scalar(node, what);
   // YAML spells infinities .inf and -.inf; anything else must be a plain number.
   if (text == ".inf" || text == "+.inf") return INFINITY;
@@ -127,14 +109,14 @@ double YamlReader::number(const YAML::Node& node, std::string_view what) const {
   return value;
 }
 
-bool YamlReader::boolean(const YAML::Node& node, std::string_view what) const {
+bool YamlReader::boolean(const YamlNode& node, std::string_view what) const {
   std::string text = scalar(node, what);
   if (text == "true") return true;
   if (text == "false") return false;
   fail(node, "{} must be true or false, got '{}'", what, text);
 }
 
-std::string YamlReader::name(const YAML::Node& node, std::string_view what) const {
+std::string YamlReader::name(const YamlNode& node, std::string_view what) const {
   std::string text = scalar(node, what);
   bool valid =
       !text.empty() && (std::isalpha(static_cast<unsigned char>(text[0])) || text[0] == '_');
