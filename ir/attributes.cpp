@@ -1,5 +1,6 @@
 #include "ir/attributes.h"
 
+#include <charconv>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -29,7 +30,7 @@ const char* attrKindName(AttrKind kind) {
 
 namespace {
 template <typename T>
-const T* lookup(const std::map<std::string, AttrValue>& values, const std::string& name) {
+const T* lookup(const Attrs::Map& values, std::string_view name) {
   auto it = values.find(name);
   if (it == values.end()) return nullptr;
   const T* typed = std::get_if<T>(&it->second);
@@ -39,35 +40,46 @@ const T* lookup(const std::map<std::string, AttrValue>& values, const std::strin
 }
 }  // namespace
 
-bool Attrs::getBool(const std::string& name, bool fallback) const {
+void Attrs::set(std::string_view name, AttrValue value) {
+  if (auto it = values_.find(name); it != values_.end())
+    it->second = std::move(value);
+  else
+    values_.emplace(std::string(name), std::move(value));
+}
+
+void Attrs::erase(std::string_view name) {
+  if (auto it = values_.find(name); it != values_.end()) values_.erase(it);
+}
+
+bool Attrs::getBool(std::string_view name, bool fallback) const {
   const bool* v = lookup<bool>(values_, name);
   return v ? *v : fallback;
 }
 
-int64_t Attrs::getInt(const std::string& name, int64_t fallback) const {
+int64_t Attrs::getInt(std::string_view name, int64_t fallback) const {
   const int64_t* v = lookup<int64_t>(values_, name);
   return v ? *v : fallback;
 }
 
-double Attrs::getFloat(const std::string& name, double fallback) const {
+double Attrs::getFloat(std::string_view name, double fallback) const {
   auto it = values_.find(name);
   if (it == values_.end()) return fallback;
   if (const int64_t* i = std::get_if<int64_t>(&it->second)) return static_cast<double>(*i);
   return *lookup<double>(values_, name);
 }
 
-std::string Attrs::getString(const std::string& name, const std::string& fallback) const {
+std::string Attrs::getString(std::string_view name, std::string_view fallback) const {
   const std::string* v = lookup<std::string>(values_, name);
-  return v ? *v : fallback;
+  return v ? *v : std::string(fallback);
 }
 
-std::optional<std::vector<int64_t>> Attrs::getIntList(const std::string& name) const {
+std::optional<std::vector<int64_t>> Attrs::getIntList(std::string_view name) const {
   const std::vector<int64_t>* v = lookup<std::vector<int64_t>>(values_, name);
   if (!v) return std::nullopt;
   return *v;
 }
 
-std::optional<std::vector<int64_t>> Attrs::getAxes(const std::string& name) const {
+std::optional<std::vector<int64_t>> Attrs::getAxes(std::string_view name) const {
   auto it = values_.find(name);
   if (it == values_.end()) return std::nullopt;
   if (const int64_t* i = std::get_if<int64_t>(&it->second)) return std::vector<int64_t>{*i};
@@ -83,8 +95,16 @@ std::string floatString(double value) {
 }
 
 namespace {
-std::string quoted(const std::string& text) {
-  std::string out = "\"";
+
+void appendInteger(std::string& out, int64_t value) {
+  char digits[24];
+  out.append(digits, std::to_chars(digits, digits + sizeof digits, value).ptr);
+}
+
+}  // namespace
+
+void appendQuoted(std::string& out, std::string_view text) {
+  out += '"';
   for (char c : text) {
     if (c == '"' || c == '\\') out += '\\';
     if (c == '\n') {
@@ -93,21 +113,32 @@ std::string quoted(const std::string& text) {
     }
     out += c;
   }
-  return out + "\"";
+  out += '"';
 }
-}  // namespace
 
 std::string attrValueString(const AttrValue& value) {
+  std::string out;
+  appendAttrValue(out, value);
+  return out;
+}
+
+void appendAttrValue(std::string& out, const AttrValue& value) {
   struct Visitor {
-    std::string operator()(bool v) const { return v ? "true" : "false"; }
-    std::string operator()(int64_t v) const { return std::to_string(v); }
-    std::string operator()(double v) const { return floatString(v); }
-    std::string operator()(const std::string& v) const { return quoted(v); }
-    std::string operator()(const std::vector<int64_t>& v) const {
-      return fmt::format("[{}]", fmt::join(v, ", "));
+    std::string& out;
+    void operator()(bool v) const { out += v ? "true" : "false"; }
+    void operator()(int64_t v) const { appendInteger(out, v); }
+    void operator()(double v) const { out += floatString(v); }
+    void operator()(const std::string& v) const { appendQuoted(out, v); }
+    void operator()(const std::vector<int64_t>& v) const {
+      out += '[';
+      for (size_t i = 0; i < v.size(); ++i) {
+        if (i > 0) out += ", ";
+        appendInteger(out, v[i]);
+      }
+      out += ']';
     }
   };
-  return std::visit(Visitor{}, value);
+  std::visit(Visitor{out}, value);
 }
 
 }  // namespace gxc

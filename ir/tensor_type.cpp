@@ -17,18 +17,50 @@ std::optional<int64_t> checkedNumel(const Shape& shape) {
   return n;
 }
 
-std::string shapeString(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ",")); }
+namespace {
+
+void appendInteger(std::string& out, int64_t value) {
+  char digits[24];
+  char* end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+  out.append(digits, end);
+}
+
+void appendShape(std::string& out, const Shape& shape) {
+  out += '[';
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) out += ',';
+    appendInteger(out, shape[i]);
+  }
+  out += ']';
+}
+
+}  // namespace
+
+std::string shapeString(const Shape& shape) {
+  std::string out;
+  appendShape(out, shape);
+  return out;
+}
 
 std::string Device::str() const {
+  std::string out;
+  appendTo(out);
+  return out;
+}
+
+void Device::appendTo(std::string& out) const {
   switch (kind) {
-    case Kind::Unplaced:
-      return "?";
     case Kind::Cpu:
-      return "cpu";
+      out += "cpu";
+      return;
     case Kind::Cuda:
-      return fmt::format("cuda:{}", index);
+      out += "cuda:";
+      appendInteger(out, index);
+      return;
+    case Kind::Unplaced:
+      break;
   }
-  return "?";
+  out += '?';
 }
 
 std::optional<Device> parseDevice(std::string_view text) {
@@ -53,10 +85,27 @@ int64_t TensorType::numel() const {
 int64_t TensorType::bytes() const { return numel() * static_cast<int64_t>(dtypeSize(dtype)); }
 
 std::string TensorType::withoutDevice() const {
-  if (!known) return "?";
-  return fmt::format("{}{}", dtypeName(dtype), shapeString(shape));
+  std::string out;
+  appendTo(out, false);
+  return out;
 }
 
-std::string TensorType::str() const { return withoutDevice() + " @" + device.str(); }
+std::string TensorType::str() const {
+  std::string out;
+  appendTo(out, true);
+  return out;
+}
+
+void TensorType::appendTo(std::string& out, bool withDevice) const {
+  if (known) {
+    out += dtypeName(dtype);
+    appendShape(out, shape);
+  } else {
+    out += '?';
+  }
+  if (!withDevice) return;
+  out += " @";
+  device.appendTo(out);
+}
 
 }  // namespace gxc

@@ -29,7 +29,8 @@ struct Device {
   bool placed() const { return kind != Kind::Unplaced; }
   bool isCpu() const { return kind == Kind::Cpu; }
   bool isCuda() const { return kind == Kind::Cuda; }
-  std::string str() const;  // "cpu", "cuda:1", "?"
+  std::string str() const;                // "cpu", "cuda:1", "?"
+  void appendTo(std::string& out) const;  // str(), appended (the IR printer's one buffer)
   bool operator==(const Device&) const = default;
 };
 
@@ -48,8 +49,9 @@ struct TensorType {
   int64_t rank() const { return static_cast<int64_t>(shape.size()); }
   int64_t numel() const;  // requires known and a shape that was checked not to overflow
   int64_t bytes() const;
-  std::string str() const;            // "f32[2,3] @cpu", "? @cuda:0"
-  std::string withoutDevice() const;  // "f32[2,3]"
+  std::string str() const;                                        // "f32[2,3] @cpu", "? @cuda:0"
+  std::string withoutDevice() const;                              // "f32[2,3]"
+  void appendTo(std::string& out, bool withDevice = true) const;  // str() or withoutDevice()
   bool operator==(const TensorType&) const = default;
 };
 

@@ -1,6 +1,7 @@
 #include "ir/verifier.h"
 
-#include <set>
+#include <string_view>
+#include <unordered_set>
 
 #include "ir/fused_kernel.h"
 #include "ir/infer_type.h"
@@ -36,7 +37,7 @@ std::optional<std::string> schemaProblem(const Op& op) {
                          attrKindName(attrKind(value)));
   }
   for (const AttrSpec& spec : schema.attrs)
-    if (spec.required && !op.attrs.has(std::string(spec.name)))
+    if (spec.required && !op.attrs.has(spec.name))
       return fmt::format("{} needs attribute '{}'", schema.name, spec.name);
   if (op.kind == OpKind::Param)
     if (auto problem = paramShardProblem(op)) return problem;
@@ -48,8 +49,12 @@ std::optional<std::string> schemaProblem(const Op& op) {
 
 std::vector<std::string> verifyGraph(const Graph& graph) {
   std::vector<std::string> problems;
-  std::set<const Value*> defined;
-  std::set<std::string> names;
+  // Hashed, and the names as views of the values' own: the verifier runs after the last pass
+  // of every compile, over every op.
+  std::unordered_set<const Value*> defined;
+  std::unordered_set<std::string_view> names;
+  defined.reserve(graph.inputs().size() + graph.ops().size());
+  names.reserve(graph.inputs().size() + graph.ops().size());
   auto define = [&](const Value* value) {
     if (!names.insert(value->name).second)
       problems.push_back(fmt::format("%{} is defined twice", value->name));
@@ -61,13 +66,14 @@ std::vector<std::string> verifyGraph(const Graph& graph) {
       problems.push_back(fmt::format("input %{} has an overflowing shape", input->name));
   }
   for (const Op* op : graph.ops()) {
-    std::string where = fmt::format("op %{}", op->result->name);
-    if (op->result->producer != op) problems.push_back(where + ": result does not point back");
+    // Made only when there is a problem to say.
+    auto where = [op] { return fmt::format("op %{}", op->result->name); };
+    if (op->result->producer != op) problems.push_back(where() + ": result does not point back");
     for (const Value* operand : op->operands)
       if (!defined.count(operand))
         problems.push_back(
-            fmt::format("{}: operand %{} is not defined before it", where, operand->name));
-    if (auto problem = schemaProblem(*op)) problems.push_back(where + ": " + *problem);
+            fmt::format("{}: operand %{} is not defined before it", where(), operand->name));
+    if (auto problem = schemaProblem(*op)) problems.push_back(where() + ": " + *problem);
     define(op->result);
     if (problems.empty() && op->result->type.known) {
       bool operandsKnown = true;
@@ -76,10 +82,10 @@ std::vector<std::string> verifyGraph(const Graph& graph) {
         try {
           TensorType expected = inferResultType(*op);
           if (expected != op->result->type)
-            problems.push_back(fmt::format("{}: type is {} but its rule gives {}", where,
+            problems.push_back(fmt::format("{}: type is {} but its rule gives {}", where(),
                                            op->result->type.str(), expected.str()));
         } catch (const Error& error) {
-          problems.push_back(where + ": " + error.message());
+          problems.push_back(where() + ": " + error.message());
         }
       }
     }
