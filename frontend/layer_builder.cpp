@@ -199,6 +199,7 @@ Value* ModelBuilder::resolveInput(const YamlNode& node, const std::string& layer
                  "layer '{}': input '{}' is a layer with several results, which are read by "
                  "the names its `outputs` gives them ({})",
                  layer, name, fmt::join(multiResult->second, ", "));
+  if (fileLayers_ && layerNamesAhead_.empty()) collectLayerNames(fileLayers_);
   auto ahead = layerNamesAhead_.find(name);
   if (ahead != layerNamesAhead_.end())
     reader_.fail(node,

@@ -120,9 +120,12 @@ class ModelBuilder {
   std::shared_ptr<SafetensorsFile> inMemoryWeights_;
   std::shared_ptr<SafetensorsFile> weights_;
   std::set<std::string> loadedFromWeights_;
-  std::unordered_map<std::string, int> definedAt_;        // line of every name defined so far
-  std::unordered_map<std::string, int> layerNamesAhead_;  // line of every layer name in the file
-  std::set<std::string> paramNames_;
+  std::unordered_map<std::string, int> definedAt_;  // line of every name defined so far
+  // The file's `layers:` while build() reads it (undefined for a model built a layer at a
+  // time), and the line of every layer name in it, collected only to say that an unknown
+  // input is defined later.
+  YamlNode fileLayers_;
+  std::unordered_map<std::string, int> layerNamesAhead_;
   // Device follows data (format 1.1): the results of `to` layers, and of layers that took
   // their device from one, with that device; a layer with no device of its own or of its
   // group that reads one of them runs there.

@@ -189,9 +189,10 @@ std::unique_ptr<Graph> ModelBuilder::build(const YamlNode& root) {
   readTopLevel(root);
   YamlNode layers = reader_.required(root, "layers", "the model");
   reader_.requireSequence(layers, "layers");
-  layerNamesAhead_.reserve(layers.size());
-  collectLayerNames(layers);
-  definedAt_.reserve(layerNamesAhead_.size());
+  fileLayers_ = layers;
+  definedAt_.reserve(layers.size());
+  // A layer is an op and often a param or two (linear, conv2d, norms).
+  graph_->reserve(3 * layers.size());
   if (root["dims"]) readDimDefaults(root["dims"]);
   readInputs(reader_.required(root, "inputs", "the model"));
   if (root["params"]) readParams(root["params"]);
@@ -199,6 +200,7 @@ std::unique_ptr<Graph> ModelBuilder::build(const YamlNode& root) {
   readOutputs(root);
   if (root["train"]) readTrainSection(root["train"]);
   checkWeightsAllUsed(root);
+  fileLayers_ = {};
   return std::move(graph_);
 }
 

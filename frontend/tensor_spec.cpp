@@ -190,7 +190,6 @@ Value* ModelBuilder::addParam(const std::string& name, TensorType type, std::opt
   }
   attrs.set("name", name);
   attrs.set("seed", seed_);
-  paramNames_.insert(name);
   return graph_->appendOp(OpKind::Param, {}, name, type, attrs, loc)->result;
 }
 

@@ -13,6 +13,12 @@ Value* Graph::newValue(const std::string& name, TensorType type) {
   return slot->second;
 }
 
+void Graph::reserve(size_t values) {
+  valuesByName_.reserve(values);
+  valueStorage_.reserve(values);
+  opStorage_.reserve(values);
+}
+
 Value* Graph::addInput(const std::string& name, TensorType type, SourceLoc loc) {
   Value* value = newValue(name, std::move(type));
   value->loc = std::move(loc);

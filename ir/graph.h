@@ -93,6 +93,9 @@ class Graph {
   void removeOutput(size_t index);
 
   Value* find(const std::string& name) const;  // null when absent
+  // Room for about `values` values and ops, for a caller that knows how many it will add
+  // (the frontend, from the file's layers): the names are not rehashed on the way.
+  void reserve(size_t values);
   // `base` if unused, else base.1, base.2, ...
   std::string uniqueName(const std::string& base) const;
   // The ops that read `value`, in program order. O(ops).
