@@ -31,9 +31,13 @@ std::vector<Value*> ModelBuilder::createdParams(const YamlNode& layer, OpKind ki
     return addParam(paramName, TensorType::of(dtype, std::move(shape)), init, loc);
   };
   DType dtype = inputs[0]->type.dtype;
-  Attrs ones, zeros;  // nn.LayerNorm's, nn.RMSNorm's and nn.GroupNorm's initial weight and bias
-  ones.set("init", std::string("ones"));
-  zeros.set("init", std::string("zeros"));
+  // nn.LayerNorm's, nn.RMSNorm's and nn.GroupNorm's initial weight and bias; made only for the
+  // layers that have them (most layers have no params).
+  auto filled = [](const char* value) {
+    Attrs init;
+    init.set("init", std::string(value));
+    return init;
+  };
   std::vector<Value*> params;
   if (kind == OpKind::Linear) {
     int64_t in = attrs.getInt("in_features", 0), out = attrs.getInt("out_features", 0);
@@ -50,15 +54,16 @@ std::vector<Value*> ModelBuilder::createdParams(const YamlNode& layer, OpKind ki
                    opName(kind), x.withoutDevice());
     // Shaped as normalized_shape; shape inference then checks it against x's last dims.
     Shape normalized = normalizedShapeOf(attrs, x.shape);
-    params.push_back(named("weight", dtype, normalized, ones));
-    if (kind == OpKind::LayerNorm) params.push_back(named("bias", dtype, normalized, zeros));
+    params.push_back(named("weight", dtype, normalized, filled("ones")));
+    if (kind == OpKind::LayerNorm)
+      params.push_back(named("bias", dtype, normalized, filled("zeros")));
   } else if (kind == OpKind::GroupNorm && attrs.getBool("affine", true)) {
     int64_t channels = attrs.getInt("num_channels", 0);
     if (channels <= 0)
       reader_.fail(layer, "layer '{}': group_norm: num_channels must be positive, got {}", name,
                    channels);
-    params.push_back(named("weight", dtype, {channels}, ones));
-    params.push_back(named("bias", dtype, {channels}, zeros));
+    params.push_back(named("weight", dtype, {channels}, filled("ones")));
+    params.push_back(named("bias", dtype, {channels}, filled("zeros")));
   } else if (kind == OpKind::BatchNorm) {
     int64_t features = attrs.getInt("num_features", 0);
     if (features <= 0)
@@ -68,12 +73,12 @@ std::vector<Value*> ModelBuilder::createdParams(const YamlNode& layer, OpKind ki
     // statistics of an untrained module (mean 0, variance 1), weight 1 and bias 0. The IR op
     // reads the running statistics, then the affine params; num_batches_tracked (an i64 count,
     // 0-d) is only a state_dict entry until training counts batches with it.
-    params.push_back(named("running_mean", dtype, {features}, zeros));
-    params.push_back(named("running_var", dtype, {features}, ones));
-    named("num_batches_tracked", DType::I64, {}, zeros);
+    params.push_back(named("running_mean", dtype, {features}, filled("zeros")));
+    params.push_back(named("running_var", dtype, {features}, filled("ones")));
+    named("num_batches_tracked", DType::I64, {}, filled("zeros"));
     if (attrs.getBool("affine", true)) {
-      params.push_back(named("weight", dtype, {features}, ones));
-      params.push_back(named("bias", dtype, {features}, zeros));
+      params.push_back(named("weight", dtype, {features}, filled("ones")));
+      params.push_back(named("bias", dtype, {features}, filled("zeros")));
     }
   } else if (kind == OpKind::Conv2d || kind == OpKind::ConvTranspose2d) {
     int64_t in = attrs.getInt("in_channels", 0), out = attrs.getInt("out_channels", 0);

@@ -73,6 +73,12 @@ std::string Attrs::getString(std::string_view name, std::string_view fallback) c
   return v ? *v : std::string(fallback);
 }
 
+const std::string& Attrs::getStringOrEmpty(std::string_view name) const {
+  static const std::string kEmpty;
+  const std::string* v = lookup<std::string>(values_, name);
+  return v ? *v : kEmpty;
+}
+
 std::optional<std::vector<int64_t>> Attrs::getIntList(std::string_view name) const {
   const std::vector<int64_t>* v = lookup<std::vector<int64_t>>(values_, name);
   if (!v) return std::nullopt;

@@ -33,6 +33,9 @@ class Attrs {
   int64_t getInt(std::string_view name, int64_t fallback) const;
   double getFloat(std::string_view name, double fallback) const;  // accepts an int too
   std::string getString(std::string_view name, std::string_view fallback) const;
+  // The string attribute, or "" when absent, without a copy: kernel names, which several
+  // passes read for every op.
+  const std::string& getStringOrEmpty(std::string_view name) const;
   std::optional<std::vector<int64_t>> getIntList(std::string_view name) const;
   // An int or a list of ints (reduction axes); nullopt when absent.
   std::optional<std::vector<int64_t>> getAxes(std::string_view name) const;

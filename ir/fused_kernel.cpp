@@ -238,13 +238,13 @@ bool isConvEpilogueMember(const Value* fed, const Op& op) {
   }
 }
 
-std::string kernelOf(const Op& op) { return op.attrs.getString("kernel", ""); }
+const std::string& kernelOf(const Op& op) { return op.attrs.getStringOrEmpty("kernel"); }
 
 std::vector<KernelSpan> kernelSpans(const Graph& graph) {
   std::vector<KernelSpan> spans;
   const std::vector<Op*>& ops = graph.ops();
   for (size_t i = 0; i < ops.size(); ++i) {
-    std::string name = kernelOf(*ops[i]);
+    const std::string& name = kernelOf(*ops[i]);
     if (name.empty()) continue;
     if (!spans.empty() && spans.back().name == name && spans.back().last + 1 == i)
       spans.back().last = i;

@@ -65,7 +65,7 @@ bool isGemmActivation(const Op& op);
 bool isConvEpilogueMember(const Value* fed, const Op& op);
 
 // The kernel `op` belongs to, or "" when it is its own kernel.
-std::string kernelOf(const Op& op);
+const std::string& kernelOf(const Op& op);
 
 // One fused kernel: its members are ops()[first] to ops()[last], both included.
 struct KernelSpan {

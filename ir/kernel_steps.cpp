@@ -59,10 +59,11 @@ KernelSteps::KernelSteps(const Graph& graph) {
   stepIndex_.reserve(ops.size());
   for (size_t i = 0; i < ops.size();) {
     KernelStep step;
-    step.kernelAttr = ops[i]->attrs.getString("kernel", "");
+    step.kernelAttr = ops[i]->attrs.getStringOrEmpty("kernel");
     size_t end = i + 1;
     if (!step.kernelAttr.empty())
-      while (end < ops.size() && ops[end]->attrs.getString("kernel", "") == step.kernelAttr) ++end;
+      while (end < ops.size() && ops[end]->attrs.getStringOrEmpty("kernel") == step.kernelAttr)
+        ++end;
     step.ops.assign(ops.begin() + static_cast<std::ptrdiff_t>(i),
                     ops.begin() + static_cast<std::ptrdiff_t>(end));
     step.kind = stepKindOf(*step.first());

@@ -85,6 +85,21 @@ CompiledModel compileModel(const CompileOptions& options, CompileFor purpose, st
   return compiled;
 }
 
+namespace {
+
+bool leftToProcessExit = false;
+
+}  // namespace
+
+void leaveToProcessExit() { leftToProcessExit = true; }
+
+void release(std::unique_ptr<Graph> graph) {
+  if (!leftToProcessExit) return;  // `graph` is freed as it goes out of scope
+  // Never destroyed: a leak checker still sees the graph reachable from here.
+  static auto* kept = new std::vector<std::unique_ptr<Graph>>;
+  kept->push_back(std::move(graph));
+}
+
 std::map<std::string, int64_t> parseDimOptions(const std::vector<std::string>& specs) {
   std::map<std::string, int64_t> dims;
   for (const std::string& spec : specs) {

@@ -59,6 +59,15 @@ enum class CompileFor { Run, Emit, Train };
 // once the model has been read, where a run that found no GPU goes; then the passes.
 CompiledModel compileModel(const CompileOptions& options, CompileFor purpose, std::ostream& notes);
 
+// The gxc executable ends when its command does, so what a command is done with may be left to
+// the operating system instead of freed object by object (as clang leaves its AST at exit,
+// -disable-free): a tenth of a second for a graph of 100,000 layers. Only main() says so;
+// in-process callers (tests) free everything as usual.
+void leaveToProcessExit();
+// Frees `graph` now, or after leaveToProcessExit() keeps it, still reachable, until the
+// process ends.
+void release(std::unique_ptr<Graph> graph);
+
 // `--dim NAME=N` options as a map; a malformed or repeated one is a usage error.
 std::map<std::string, int64_t> parseDimOptions(const std::vector<std::string>& specs);
 

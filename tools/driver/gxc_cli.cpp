@@ -74,6 +74,7 @@ int compileCommand(const CompileOptions& options, const std::string& emit,
     text = printExecutablePlan(*compiled.graph);
   else
     text = emit == "dot" ? printDot(*compiled.graph) : printGraph(*compiled.graph);
+  release(std::move(compiled.graph));
   if (outPath.empty()) {
     out << text;
     return 0;
