@@ -9,6 +9,7 @@ each, and exits 1 if there is one; exits 2 if the table cannot be read.
 
 Usage: layering_check.py SOURCE_DIR
 """
+import os
 import pathlib
 import re
 import sys
@@ -41,14 +42,25 @@ def folder_of(path: str, rule: dict):
     return best
 
 
+def sources(root: pathlib.Path):
+    """Every file under root but build folders and hidden ones (.git, Python virtual
+    environments: thousands of headers that are not the project's)."""
+    for folder, subfolders, files in os.walk(root):
+        top = pathlib.Path(folder) == root
+        subfolders[:] = [d for d in subfolders
+                         if not d.startswith(".") and not (top and "build" in d)]
+        for name in files:
+            yield pathlib.Path(folder) / name
+
+
 def main() -> int:
     root = pathlib.Path(sys.argv[1])
     rule = read_rule(root / "docs" / "architecture.md")
     include = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
     problems = []
     checked = 0
-    for source in sorted(root.rglob("*")):
-        if source.suffix not in (".h", ".cpp", ".in") or "build" in source.relative_to(root).parts[0]:
+    for source in sorted(sources(root)):
+        if source.suffix not in (".h", ".cpp", ".in"):
             continue
         relative = source.relative_to(root).as_posix()
         folder = folder_of(relative, rule)
