@@ -173,12 +173,12 @@ void ModelBuilder::collectLayerNames(const YamlNode& layers) {
 void ModelBuilder::readLayers(const YamlNode& layers, std::optional<Device> scopeDevice) {
   for (const YamlNode& layer : layers) {
     reader_.requireMap(layer, "a layer");
-    std::optional<YamlNode> groupNode = findKey(layer, "group");
+    YamlNode groupNode = layer["group"];
     if (!groupNode) {
       readLayer(layer, scopeDevice);
       continue;
     }
-    std::string group = reader_.name(*groupNode, "a group name");
+    std::string group = reader_.name(groupNode, "a group name");
     std::string what = fmt::format("group '{}'", group);
     reader_.checkKeys(layer, {"group", "device", "layers"}, what);
     std::optional<Device> inner = scopeDevice;
@@ -314,14 +314,14 @@ void ModelBuilder::readLayer(const YamlNode& layer, std::optional<Device> scopeD
   // Its own device, its innermost group's, the device of moved data it reads (the first such
   // input's), the model's default, or unplaced (model-format.md, Devices).
   Device place;
-  std::optional<YamlNode> deviceNode = findKey(layer, "device");
+  YamlNode deviceNode = layer["device"];
   auto moved = std::find_if(inputs.begin(), inputs.end(),
                             [&](const Value* input) { return movedData_.count(input) != 0; });
   bool followsData = false;
   if (*kind == OpKind::To) {
     place = *parseDevice(attrs.getString("device", "cpu"));
   } else if (deviceNode) {
-    place = device(*deviceNode, what);
+    place = device(deviceNode, what);
   } else if (scopeDevice) {
     place = *scopeDevice;
   } else if (moved != inputs.end()) {

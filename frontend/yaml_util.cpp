@@ -74,11 +74,6 @@ YamlNode YamlReader::required(const YamlNode& map, const char* key, std::string_
   return node;
 }
 
-std::optional<YamlNode> findKey(const YamlNode& map, std::string_view key) {
-  if (YamlNode value = map[key]) return value;
-  return std::nullopt;
-}
-
 std::string YamlReader::scalar(const YamlNode& node, std::string_view what) const {
   if (!node.isScalar()) fail(node, "{} must be a scalar, got {}", what, nodeKindName(node));
   return node.scalar();

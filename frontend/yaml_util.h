@@ -4,7 +4,6 @@
 
 #include <cstdint>
 #include <initializer_list>
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -57,8 +56,5 @@ class YamlReader {
 
 // "a map", "a list", "a scalar", "nothing": for messages about the wrong kind of node.
 const char* nodeKindName(const YamlNode& node);
-
-// map[key] when `map` is a map holding `key`.
-std::optional<YamlNode> findKey(const YamlNode& map, std::string_view key);
 
 }  // namespace gxc

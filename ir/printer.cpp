@@ -1,6 +1,5 @@
 #include "ir/printer.h"
 
-#include <charconv>
 #include <string>
 
 namespace gxc {
@@ -9,11 +8,6 @@ namespace {
 // The printer appends to one string, with no formatting call or string per piece: printing
 // is a tenth of compiling a 100,000-layer chain.
 using Buffer = std::string;
-
-void appendInteger(Buffer& out, int64_t value) {
-  char digits[24];
-  out.append(digits, std::to_chars(digits, digits + sizeof digits, value).ptr);
-}
 
 void appendAttrs(Buffer& out, const Attrs& attrs) {
   if (attrs.empty()) return;
@@ -34,14 +28,14 @@ void appendLoc(Buffer& out, const SourceLoc& loc) {
   appendQuoted(out, loc.file);
   if (loc.node >= 0) {
     out += ":node ";
-    appendInteger(out, loc.node);
+    appendAttrValue(out, int64_t{loc.node});
     out += ' ';
     appendQuoted(out, loc.nodeName);
   } else {
     out += ':';
-    appendInteger(out, loc.line);
+    appendAttrValue(out, int64_t{loc.line});
     out += ':';
-    appendInteger(out, loc.col);
+    appendAttrValue(out, int64_t{loc.col});
   }
   out += ')';
 }
