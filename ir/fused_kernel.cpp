@@ -112,25 +112,28 @@ class KernelChecker {
         problem(*members_[i], "a GEMM may only be the first member of kernel '{}'", name_);
     const Op& gemm = *members_.front();
     if (kernelRole(gemm) != KernelRole::Gemm) return;
-    // The epilogue: [bias add] then [relu | gelu tanh], each reading the member before.
-    int stage = 0;  // 0: after the GEMM, 1: after the bias, 2: after the activation
-    const Op* previous = &gemm;
+    if (members_.size() - 1 > kMaxGemmEpilogue) {
+      problem(gemm, "kernel '{}' has {} members after the GEMM; at most {} may follow it", name_,
+              members_.size() - 1, kMaxGemmEpilogue);
+      return;
+    }
+    // The epilogue: [bias add] then relu, gelu and residual adds, each reading the member
+    // before; a residual comes from outside the kernel.
+    const Value* fed = gemm.result;
     for (size_t i = 1; i < members_.size(); ++i) {
       const Op& op = *members_[i];
-      bool readsPrevious =
-          std::find(op.operands.begin(), op.operands.end(), previous->result) != op.operands.end();
-      if (stage == 0 && isGemmBiasAdd(gemm, op)) {
-        stage = 1;
-      } else if (stage < 2 && readsPrevious && isGemmActivation(op)) {
-        stage = 2;
-      } else {
+      bool residualComputedHere = false;
+      for (const Value* operand : op.operands)
+        residualComputedHere |= operand != fed && isMember(operand);
+      bool bias = i == 1 && isGemmBiasAdd(gemm, op);
+      if (!(bias || isGemmEpilogueMember(fed, op)) || residualComputedHere) {
         problem(op,
-                "only a bias add, then relu or gelu (tanh), may follow the GEMM %{} in "
-                "kernel '{}'",
+                "only a bias add, then relu, gelu and the add of a residual from outside, each "
+                "reading the member before, may follow the GEMM %{} in kernel '{}'",
                 gemm.result->name, name_);
         return;
       }
-      previous = &op;
+      fed = op.result;
     }
   }
 
@@ -218,6 +221,25 @@ bool isGemmActivation(const Op& op) {
          (op.kind == OpKind::Gelu && op.attrs.getString("approximate", "none") == "tanh");
 }
 
+namespace {
+
+// Whether `add` adds `fed` and a tensor of its shape and dtype, each once.
+bool isResidualAdd(const Value* fed, const Op& add) {
+  if (add.kind != OpKind::Add || add.operands.size() != 2) return false;
+  const Value* residual = add.operands[0] == fed ? add.operands[1] : add.operands[0];
+  return residual != fed && residual->type.known && residual->type.shape == fed->type.shape &&
+         residual->type.dtype == fed->type.dtype;
+}
+
+}  // namespace
+
+bool isGemmEpilogueMember(const Value* fed, const Op& op) {
+  const auto reads = std::count(op.operands.begin(), op.operands.end(), fed);
+  if (reads != 1 || !op.result->type.known || op.result->type.dtype != fed->type.dtype)
+    return false;
+  return op.kind == OpKind::Relu || op.kind == OpKind::Gelu || isResidualAdd(fed, op);
+}
+
 bool isConvEpilogueMember(const Value* fed, const Op& op) {
   const auto reads = std::count(op.operands.begin(), op.operands.end(), fed);
   if (reads != 1 || !op.result->type.known || op.result->type.dtype != fed->type.dtype)
@@ -227,12 +249,8 @@ bool isConvEpilogueMember(const Value* fed, const Op& op) {
       return true;
     case OpKind::BatchNorm:
       return op.operands[0] == fed;
-    case OpKind::Add: {
-      if (op.operands.size() != 2) return false;
-      const Value* residual = op.operands[0] == fed ? op.operands[1] : op.operands[0];
-      return residual->type.known && residual->type.shape == fed->type.shape &&
-             residual->type.dtype == fed->type.dtype;
-    }
+    case OpKind::Add:
+      return isResidualAdd(fed, op);
     default:
       return false;
   }

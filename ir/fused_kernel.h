@@ -24,9 +24,14 @@
 //     (`x - mean(x, keepdim)`): each anchor element is read by the root elements broadcasting
 //     pairs with it, in the block that computed it. A member may be in both: the tail
 //     recomputes it at the root's index;
-//   - a GEMM may only be the first member, and only cuBLASLt's epilogues may follow it: an
-//     `add` of a 1-D bias broadcast over the last dim (matmul only: linear has its own bias),
-//     then `relu` or `gelu` with approximate = "tanh", each reading the member before it.
+//   - a GEMM may only be the first member, followed by its *epilogue*: a chain of at most
+//     kMaxGemmEpilogue members, each reading the member before it once: first, maybe, an `add`
+//     of a 1-D bias broadcast over the last dim (matmul only: linear has its own bias); then
+//     relu, gelu (either form) and the `add` of a tensor of the GEMM's shape and dtype (a
+//     residual) computed outside the kernel. The host applies them all as oneDNN's post-ops
+//     while the product is in cache (f32); cuBLASLt applies the chains it has epilogues for
+//     (the bias, then relu or gelu's tanh form), and a generated kernel the others, in place on
+//     the GEMM's result.
 //   - a *convolution* (conv2d) may only be the first member, followed by its *epilogue*: a
 //     chain of at most kMaxConvEpilogue members, each reading the member before it once:
 //     batch_norm (the chain at its x), relu, and `add` of a tensor of the chain's own shape
@@ -50,8 +55,9 @@ constexpr int kMaxKernelArgs = 64;
 
 enum class KernelRole { None, Elementwise, Anchor, Gemm, Conv };
 
-// The most members after a convolution in one kernel.
+// The most members after a convolution, or after a GEMM, in one kernel.
 constexpr size_t kMaxConvEpilogue = 8;
+constexpr size_t kMaxGemmEpilogue = 4;
 
 // What `op` may be in a fused kernel; None: never a member. Reads the types where known.
 KernelRole kernelRole(const Op& op);
@@ -60,6 +66,10 @@ KernelRole kernelRole(const Op& op);
 bool isGemmBiasAdd(const Op& gemm, const Op& add);
 // Whether `op` is an activation cuBLASLt applies in an epilogue: relu, or gelu's tanh form.
 bool isGemmActivation(const Op& op);
+// Whether `op` may extend a GEMM's epilogue whose last member computes `fed` (a bias add
+// aside, which only comes first: isGemmBiasAdd): relu, gelu, or an add of `fed` and a
+// tensor of its shape and dtype.
+bool isGemmEpilogueMember(const Value* fed, const Op& op);
 // Whether `op` may extend a convolution's epilogue whose last member computes `fed`:
 // batch_norm reading it as x, relu, or an add of it and a tensor of its shape and dtype.
 bool isConvEpilogueMember(const Value* fed, const Op& op);

@@ -48,13 +48,20 @@
 //        two operands with modes of their own, are not anchors yet; reshape (a view),
 //        transpose, concat, slice, embedding and copies move data rather than compute on it,
 //        and are never members.
-//      - a GEMM only first, followed only by cuBLASLt's epilogues: CUBLASLT_EPILOGUE_BIAS
-//        (an `add` of a 1-D bias over the last dim: the vector broadcast along the rows of
-//        the row-major result), RELU, GELU and RELU_BIAS, GELU_BIAS (the bias first). The
-//        library's GELU is the tanh approximation, so an exact (erf) gelu does not fold: it
-//        would change answers. linear's own bias takes the bias slot, so an add after a
-//        linear does not fold; batched (3-D) matmuls are left unfused. Nothing else joins a
-//        GEMM kernel, whose code is the library's, not ours.
+//      - a GEMM only first, followed by a chain of at most kMaxGemmEpilogue members that the
+//        GEMM libraries apply before they store: an `add` of a 1-D bias over the last dim (the
+//        vector broadcast along the rows of the row-major result; first, and for a matmul
+//        only: linear's own bias takes the bias slot), relu, gelu, and the add of a residual
+//        of the product's shape computed outside the kernel. On the host all of them are
+//        oneDNN's matmul post-ops (eltwise relu, gelu_erf or gelu_tanh, binary add), applied
+//        while the tile is in cache: a transformer block's fc1 + gelu and its projections +
+//        residual adds lose a pass over their output each. On a GPU only what cuBLASLt has
+//        epilogues for joins: the bias, then relu or tanh gelu (RELU_BIAS, GELU_BIAS, ...).
+//        Any other chain is legal there (ir/fused_kernel.h) but runs as a generated kernel on
+//        the GEMM's result, which saves only a launch and makes the GEMM wait for what the
+//        chain reads (a residual copied from another GPU, the other shard's partial sum of a
+//        split layer) where it could have run first. Batched (3-D) matmuls are left unfused.
+//        Nothing else joins a GEMM kernel, whose code is the library's, not ours.
 //      - a convolution (conv2d) only first, followed only by a chain of batch_norm, relu and
 //        residual adds (ir/fused_kernel.h): what oneDNN applies as post-ops while the output
 //        is still in its blocked layout and in cache, as ONNX Runtime's Conv+BatchNorm and
@@ -95,7 +102,6 @@ struct Group {
   std::vector<Op*> members;
   Op* root = nullptr;
   const Op* gemm = nullptr;
-  int epilogue = 0;  // with a GEMM: 0 the GEMM alone, 1 its bias added, 2 activated
   const Op* conv = nullptr;
   const Op* anchor = nullptr;
   std::vector<const Value*> inputs;  // read from outside the group, each once
@@ -184,10 +190,7 @@ class Grouper {
       std::vector<const Value*> inputs = mergedInputs(group, from);
       if (inputs.size() > kMaxInputs) continue;  // more than one launch can pass
       group.inputs = std::move(inputs);
-      if (from.gemm) {
-        group.gemm = from.gemm;
-        group.epilogue = isGemmActivation(*group.root) ? 2 : 1;
-      }
+      if (from.gemm) group.gemm = from.gemm;
       if (from.conv) group.conv = from.conv;
       if (from.anchor) group.anchor = from.anchor;
       if (from.members.size() > group.members.size()) std::swap(from.members, group.members);
@@ -219,10 +222,17 @@ class Grouper {
       if (!firstOnly) return false;
     }
     if (from.gemm) {
-      if (into.members.size() != 1) return false;
-      bool bias = from.epilogue == 0 && isGemmBiasAdd(*from.gemm, root);
-      bool activation = from.epilogue < 2 && isGemmActivation(root);
-      return bias || activation;
+      if (into.members.size() != 1 || from.members.size() - 1 >= kMaxGemmEpilogue) return false;
+      if (from.members.size() == 1 && isGemmBiasAdd(*from.gemm, root)) return true;
+      if (!isGemmEpilogueMember(fed, root)) return false;
+      if (root.device().isCpu()) return true;
+      // On a GPU only cuBLASLt's epilogues pay (one activation, after the bias): anything
+      // else runs as a generated kernel after the GEMM, which saves a launch but makes the
+      // GEMM wait for what the epilogue reads (a residual copied from another GPU, the other
+      // shard's partial sum), on a stream where it could have run before it.
+      return isGemmActivation(root) &&
+             std::none_of(from.members.begin(), from.members.end(),
+                          [](const Op* member) { return isGemmActivation(*member); });
     }
     if (from.anchor)
       return !into.anchor && root.result->type.numel() <= from.anchor->operands[0]->type.numel();

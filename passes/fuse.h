@@ -1,6 +1,8 @@
 // fuse: chains and trees of elementwise ops on one device become one kernel; softmax,
 // log_softmax, layer_norm and the reductions become one kernel with their elementwise
-// neighbours; a GEMM's bias and activation fold into it as cuBLASLt epilogues.
+// neighbours; a GEMM's bias, activation and residual add fold into it as the libraries'
+// epilogues (oneDNN's post-ops on the host, cuBLASLt's bias and activation on a GPU); a
+// convolution's batch_norm, relu and residual add as oneDNN's post-ops.
 //
 // Requires: every value typed and placed; every edge between devices an explicit copy
 //   (after insert-copies and batch-transfers); the op order is the execution order.

@@ -172,8 +172,9 @@ double gemmMathSeconds(const std::vector<const Op*>& ops, const Device& device,
 
 // One kernel of `ops` (one op, or a fused kernel's members) moving `bytes`, plus its fixed
 // cost. On a GPU the longer of its GEMM math and its memory traffic. On the host a GEMM is
-// the host library's (its math alone) followed, when fused, by its epilogue kernel, which reads and
-// writes the GEMM's result; any other kernel is gxc's generated code moving its bytes.
+// the host library's (its math alone) followed, when fused, by a pass that reads and writes the
+// GEMM's result: its generated epilogue kernel's cost, an upper bound where oneDNN applies the
+// epilogue as post-ops (f32); any other kernel is gxc's generated code moving its bytes.
 double kernelSeconds(const std::vector<const Op*>& ops, int64_t bytes, const Device& device,
                      const CostTable& costs) {
   double math = gemmMathSeconds(ops, device, costs);

@@ -57,25 +57,32 @@ std::optional<CudaGemm> describeGemm(const Op& op) {
 CudaGemm describeGemm(const KernelStep& step) {
   GXC_CHECK(step.kind == StepKind::Gemm, "'{}' is not a GEMM step", step.root()->layerName());
   const Op& first = *step.first();
-  CudaGemm gemm = *describeGemm(first);
+  const CudaGemm plain = *describeGemm(first);
+  CudaGemm gemm = plain;
   gemm.fusedMembers = step.ops.size() > 1;
-  // Each member reads the one before it; what fits where is decided in member order.
+  // Each member reads the one before it; what fits cuBLASLt's epilogues is decided in member
+  // order, and the first member that does not leaves the whole epilogue to generated code.
   const Op* previous = &first;
   for (size_t i = 1; i < step.ops.size(); ++i) {
     const Op& member = *step.ops[i];
+    GXC_CHECK(std::find(member.operands.begin(), member.operands.end(), previous->result) !=
+                  member.operands.end(),
+              "kernel {}: '{}' does not read '{}'", step.kernelAttr, member.layerName(),
+              previous->layerName());
     if (i == 1 && isGemmBiasAdd(first, member)) {
       gemm.bias = true;
       gemm.biasValue = member.operands[0] == first.result ? member.operands[1] : member.operands[0];
     } else if (gemm.activation == GemmActivation::None && isGemmActivation(member)) {
       gemm.activation = member.kind == OpKind::Relu ? GemmActivation::Relu : GemmActivation::Gelu;
     } else {
-      GXC_CHECK(false, "kernel {}: '{}' ({}) is no cuBLASLt epilogue", step.kernelAttr,
-                member.layerName(), opName(member.kind));
+      GXC_CHECK(isGemmEpilogueMember(previous->result, member),
+                "kernel {}: '{}' ({}) may not follow a GEMM", step.kernelAttr, member.layerName(),
+                opName(member.kind));
+      CudaGemm generated = plain;
+      generated.fusedMembers = true;
+      generated.generatedEpilogue = true;
+      return generated;
     }
-    GXC_CHECK(std::find(member.operands.begin(), member.operands.end(), previous->result) !=
-                  member.operands.end(),
-              "kernel {}: '{}' does not read '{}'", step.kernelAttr, member.layerName(),
-              previous->layerName());
     previous = &member;
   }
   return gemm;

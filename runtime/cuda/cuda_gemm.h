@@ -61,6 +61,10 @@ struct CudaGemm {
   // codegen's epilogue kernel computes.
   bool linearBias = false;
   bool fusedMembers = false;
+  // The fused members are no cuBLASLt epilogue (an exact gelu, a residual add, a longer
+  // chain): the GEMM runs with the linear's own bias at most, then codegen's epilogue kernel
+  // computes every fused member.
+  bool generatedEpilogue = false;
   // The values the call reads, for the executor: a, b, and the bias (or null).
   const Value* aValue = nullptr;
   const Value* bValue = nullptr;
@@ -69,9 +73,10 @@ struct CudaGemm {
 
 // matmul (transpose_a, transpose_b) and linear (x W^T + b) as GEMMs; nullopt for other ops.
 std::optional<CudaGemm> describeGemm(const Op& op);
-// A Gemm step (ir/kernel_steps.h): its GEMM with the fused kernel's epilogue folded in,
-// as the fuse pass allows it (ir/fused_kernel.h): a matmul's bias `add`, then relu or
-// gelu(tanh). An epilogue cuBLASLt cannot apply is a gxc bug (GXC_CHECK).
+// A Gemm step (ir/kernel_steps.h): its GEMM with the fused kernel's epilogue folded in where
+// cuBLASLt has it (a matmul's bias `add`, then relu or gelu(tanh)); any other epilogue the fuse
+// pass allows (ir/fused_kernel.h) is left to the generated epilogue kernel
+// (generatedEpilogue).
 CudaGemm describeGemm(const KernelStep& step);
 
 // Whether GXC_ALLOW_TF32=1 is set.
@@ -87,7 +92,8 @@ cudaDataType_t gemmScaleType(DType dtype);
 class CudaGemmRunner {
  public:
   // What `run` did: the whole GEMM step, or all but the members fused after the GEMM, which
-  // the caller must then apply to `out` (cuBLASLt had no algorithm with the epilogue).
+  // the caller must then apply to `out` (cuBLASLt has no such epilogue, or no algorithm with
+  // it).
   enum class Done { Everything, AllButFusedMembers };
 
   struct Stats {

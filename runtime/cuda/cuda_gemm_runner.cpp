@@ -304,7 +304,7 @@ CudaGemmRunner::Done CudaGemmRunner::run(const CudaGemm& gemm, const void* a, co
     if (plan.algo) {
       if (gemm.bias) setAttribute(plan.operation, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias, what);
       impl_->matmul(plan, a, b, out, 0.0, stream, what);
-      return Done::Everything;
+      return gemm.generatedEpilogue ? Done::AllButFusedMembers : Done::Everything;
     }
     if (!withEpilogue) runtimeError({}, "cuBLASLt has no algorithm for {}", what);
   }

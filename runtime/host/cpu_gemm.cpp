@@ -7,6 +7,7 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include "ir/fused_kernel.h"
 #include "runtime/host/onednn_matmul.h"
 
 namespace gxc {
@@ -69,17 +70,20 @@ class OneThreadScope {
 // into `constantB` where it is given (B's bytes stay the same between runs), f64 through
 // cblas_dgemm, the bias first copied into C's rows and accumulated onto (beta 1).
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const float* a, const float* b,
-          const float* bias, float* c, ConstantWeights* constantB = nullptr) {
+          const float* bias, float* c, ConstantWeights* constantB = nullptr,
+          const GemmPostOps* post = nullptr) {
   std::optional<OneThreadScope> serial;
   if (m * n * k < kSerialGemmWork) serial.emplace();
   if (constantB)
-    onednnSgemmConstantB(transA, transB, m, n, k, a, b, bias, c, *constantB);
+    onednnSgemmConstantB(transA, transB, m, n, k, a, b, bias, c, *constantB, post);
   else
-    onednnSgemm(transA, transB, m, n, k, a, b, bias, c);
+    onednnSgemm(transA, transB, m, n, k, a, b, bias, c, post);
 }
 
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const double* a,
-          const double* b, const double* bias, double* c, ConstantWeights* = nullptr) {
+          const double* b, const double* bias, double* c, ConstantWeights* = nullptr,
+          const GemmPostOps* post = nullptr) {
+  GXC_CHECK(!post, "post-ops on an f64 GEMM");
   std::optional<OneThreadScope> serial;
   if (m * n * k < kSerialGemmWork) serial.emplace();
   if (bias)
@@ -124,9 +128,16 @@ void checkGemmSize(const Op& op, int64_t m, int64_t n, int64_t k) {
                  m, n, k);
 }
 
+// What a fused epilogue adds to a GEMM on the host (f32 only): a matmul's bias add, the
+// post-ops after it.
+struct FusedEpilogue {
+  const float* bias = nullptr;
+  GemmPostOps post;
+};
+
 template <typename T>
 void matmulIn(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result,
-              ConstantWeights* constant) {
+              ConstantWeights* constant, const FusedEpilogue* epilogue = nullptr) {
   const ConstTensorView& a = operands[0];
   const ConstTensorView& b = operands[1];
   bool transA = op.attrs.getBool("transpose_a", false);
@@ -145,15 +156,19 @@ void matmulIn(const Op& op, const std::vector<ConstTensorView>& operands, Tensor
   // entry and every run; f32 only, as for linear.
   const bool packs =
       constant && strideB == 0 && b.dtype() == DType::F32 && constant->holds(op.operands[1]);
+  GXC_CHECK(!epilogue || batch == 1, "layer '{}': an epilogue on a batched matmul", op.layerName());
+  const T* bias = nullptr;  // a fused bias add's, f32 only
+  if constexpr (std::is_same_v<T, float>)
+    if (epilogue) bias = epilogue->bias;
   for (int64_t i = 0; i < batch; ++i)
-    gemm(transA, transB, m, n, k, av.data() + i * strideA, bv.data() + i * strideB, nullptr,
-         c.data() + i * m * n, packs ? constant : nullptr);
+    gemm(transA, transB, m, n, k, av.data() + i * strideA, bv.data() + i * strideB, bias,
+         c.data() + i * m * n, packs ? constant : nullptr, epilogue ? &epilogue->post : nullptr);
   c.finish();
 }
 
 template <typename T>
 void linearIn(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result,
-              ConstantWeights* constant) {
+              ConstantWeights* constant, const FusedEpilogue* epilogue = nullptr) {
   const ConstTensorView& x = operands[0];
   int64_t in = op.attrs.getInt("in_features", 0), out = op.attrs.getInt("out_features", 0);
   int64_t rows = in == 0 ? 0 : x.numel() / in;
@@ -166,11 +181,57 @@ void linearIn(const Op& op, const std::vector<ConstTensorView>& operands, Tensor
   const bool packs =
       constant && constant->holds(op.operands[1]) && operands[1].dtype() == DType::F32;
   gemm(false, true, rows, out, in, xv.data(), wv.data(), bias ? bias->data() : nullptr, y.data(),
-       packs ? constant : nullptr);
+       packs ? constant : nullptr, epilogue ? &epilogue->post : nullptr);
   y.finish();
 }
 
+// Whether every tensor the GEMM and its epilogue read and write is f32 and the GEMM is not
+// empty: what oneDNN's post-ops take.
+bool takesPostOps(const Op& op, const std::vector<ConstTensorView>& operands,
+                  const TensorView& result) {
+  if (result.dtype() != DType::F32 || result.numel() == 0) return false;
+  for (const ConstTensorView& operand : operands)
+    if (operand.dtype() != DType::F32 || operand.numel() == 0) return false;
+  return op.kind == OpKind::Linear || result.rank() == 2;
+}
+
 }  // namespace
+
+bool cpuGemmWithEpilogue(const Op& op, const std::vector<ConstTensorView>& operands,
+                         TensorView result, ConstantWeights* constant,
+                         const std::vector<const Op*>& epilogue,
+                         const std::map<const Value*, ConstTensorView>& tensors) {
+  if (!takesPostOps(op, operands, result)) return false;
+  FusedEpilogue fused;
+  const Value* fed = op.result;
+  for (size_t i = 0; i < epilogue.size(); ++i) {
+    const Op& member = *epilogue[i];
+    GXC_CHECK((i == 0 && isGemmBiasAdd(op, member)) || isGemmEpilogueMember(fed, member),
+              "layer '{}': {} cannot follow '{}' in a GEMM's epilogue", member.layerName(),
+              opName(member.kind), op.layerName());
+    if (member.kind == OpKind::Relu) {
+      fused.post.shape += 'r';
+    } else if (member.kind == OpKind::Gelu) {
+      fused.post.shape += member.attrs.getString("approximate", "none") == "tanh" ? 't' : 'g';
+    } else {  // an add: the matmul's bias first, else a residual
+      const Value* other = member.operands[0] == fed ? member.operands[1] : member.operands[0];
+      const ConstTensorView& tensor = tensors.at(other);
+      if (tensor.dtype() != DType::F32 || tensor.data() == result.data()) return false;
+      if (i == 0 && isGemmBiasAdd(op, member)) {
+        fused.bias = tensor.as<float>();
+      } else {
+        fused.post.shape += 'a';
+        fused.post.residuals.push_back(tensor.as<float>());
+      }
+    }
+    fed = member.result;
+  }
+  if (op.kind == OpKind::Matmul)
+    matmulIn<float>(op, operands, std::move(result), constant, &fused);
+  else
+    linearIn<float>(op, operands, std::move(result), constant, &fused);
+  return true;
+}
 
 void cpuMatmul(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result,
                ConstantWeights* constant) {

@@ -147,13 +147,24 @@ void HostGeneratedKernels::run(const KernelStep& step, const std::vector<ConstTe
       GXC_CHECK(result.nbytes() == 0 || result.data() == inputs.at(0).data() + viewByteOffset(root),
                 "view '{}' is not placed on its operand's bytes", root.layerName());
       return;
-    case StepKind::Gemm:
-      gemm(*step.first(), tensors, result, constant);
+    case StepKind::Gemm: {
+      // A fused epilogue rides in oneDNN's matmul as post-ops where they apply (f32), else
+      // its generated kernel runs on the GEMM's result, in place. Emulating GPU blocks runs
+      // the generated epilogue: what the cuda platform runs where cuBLASLt has no epilogue.
+      const Op& first = *step.first();
+      if (step.ops.size() > 1 && !mode_.emulateBlocks) {
+        std::vector<ConstTensorView> operands;
+        for (const Value* operand : first.operands) operands.push_back(tensors.at(operand));
+        std::vector<const Op*> epilogue(step.ops.begin() + 1, step.ops.end());
+        if (cpuGemmWithEpilogue(first, operands, result, constant, epilogue, tensors)) return;
+      }
+      gemm(first, tensors, result, constant);
       if (step.ops.size() == 1) return;
       // The epilogue reads the GEMM's product as its first input, from the result's bytes.
-      tensors[step.first()->result] = result;
+      tensors[first.result] = result;
       launch(byRoot_.at(&root), result, tensors);
       return;
+    }
     case StepKind::Conv: {
       // oneDNN has no f64 convolution: f64 runs the generated direct convolution, in double
       // (a documented dtype rule of the cpu platform, docs/model-format.md). Emulating GPU

@@ -7,15 +7,15 @@
 // writing its result where the caller placed it (the executors' arenas): a generated kernel
 // on the host (blocks over the cores, blockDim 1; or, emulating GPU blocks, the GPU's grid with
 // every thread of a block run, where what a GPU would not run is a runtime error naming the layer);
-// a GEMM through oneDNN (runtime/host/cpu_gemm.h), followed by its generated epilogue kernel when
-// one was fused into it, which reads the GEMM's product in the result's own bytes (an epilogue is
-// elementwise: each element is read before it is written); a copy as a copy; a view as nothing at
-// all, its result being its operand's bytes already; a convolution through oneDNN
-// (runtime/host/cpu_conv.h), its result kept channels-last where only convolutions read it
-// (runtime/host/channels_last.h); an f32 attention large enough to pay for it through oneDNN's
-// matmuls and softmax (runtime/host/cpu_attention.h). Internal values of a fused kernel are never
-// materialized. Indices that are data (embedding rows, cross_entropy targets) are checked before
-// the kernel is launched, with the reference interpreter's messages.
+// a GEMM through oneDNN (runtime/host/cpu_gemm.h) with a fused epilogue as its post-ops (f32),
+// else followed by the generated epilogue kernel, which reads the GEMM's product in the result's
+// own bytes (an epilogue is elementwise: each element is read before it is written); a copy as a
+// copy; a view as nothing at all, its result being its operand's bytes already; a convolution
+// through oneDNN (runtime/host/cpu_conv.h), its result kept channels-last where only convolutions
+// read it (runtime/host/channels_last.h); an f32 attention large enough to pay for it through
+// oneDNN's matmuls and softmax (runtime/host/cpu_attention.h). Internal values of a fused kernel
+// are never materialized. Indices that are data (embedding rows, cross_entropy targets) are checked
+// before the kernel is launched, with the reference interpreter's messages.
 #pragma once
 
 #include <map>

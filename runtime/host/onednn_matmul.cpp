@@ -7,9 +7,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <tuple>
 #include <unordered_map>
 
+#include "ir/diagnostic.h"
 #include "runtime/host/onednn_engine.h"
 
 namespace gxc {
@@ -18,8 +20,8 @@ namespace {
 using dnnl::memory;
 
 // What a matmul primitive depends on: the batch, the transpositions, the sizes, the scale, a
-// bias or not, and the threads it runs on (oneDNN sizes a primitive's work split and
-// scratchpad for the threads at its creation).
+// bias or not, its post-ops, and the threads it runs on (oneDNN sizes a primitive's work
+// split and scratchpad for the threads at its creation).
 struct MatmulShape {
   int64_t batches = 1;
   bool transA = false, transB = false;
@@ -28,17 +30,35 @@ struct MatmulShape {
   bool bias = false;
   int threads = 1;
   bool packedB = false;  // B in the layout the primitive prefers (ConstantWeights), else as given
+  std::string postOps;   // GemmPostOps::shape
   auto tied() const {
-    return std::tie(batches, transA, transB, m, n, k, scale, bias, threads, packedB);
+    return std::tie(batches, transA, transB, m, n, k, scale, bias, threads, packedB, postOps);
   }
   bool operator<(const MatmulShape& other) const { return tied() < other.tied(); }
 };
+
+// The shape of a call on the calling thread's threads.
+MatmulShape shapeOf(int64_t batches, bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+                    float scale, bool bias) {
+  MatmulShape shape;
+  shape.batches = batches;
+  shape.transA = transA;
+  shape.transB = transB;
+  shape.m = m;
+  shape.n = n;
+  shape.k = k;
+  shape.scale = scale;
+  shape.bias = bias;
+  shape.threads = omp_get_max_threads();
+  return shape;
+}
 
 struct PreparedMatmul {
   memory::desc a, b, bias, c, scratchpad;
   dnnl::matmul primitive;
   memory::desc plainB;  // where B is packed: B as given, and the reorder that packs it
   dnnl::reorder packB;
+  std::string postOps;
 };
 
 // A [rows, cols] matrix of every batch entry, stored transposed or not.
@@ -51,8 +71,33 @@ memory::desc matrices(int64_t batches, int64_t rows, int64_t cols, bool transpos
   return memory::desc({batches, rows, cols}, f32, strides);
 }
 
+// GemmPostOps::shape as oneDNN's post-ops; a residual is laid out as the product `c` is.
+dnnl::post_ops postOpsOf(const std::string& shape, const memory::desc& c) {
+  dnnl::post_ops ops;
+  for (char letter : shape) {
+    switch (letter) {
+      case 'r':
+        ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+        break;
+      case 'g':
+        ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
+        break;
+      case 't':
+        ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_tanh, 0.0f, 0.0f);
+        break;
+      case 'a':
+        ops.append_binary(dnnl::algorithm::binary_add, c);
+        break;
+      default:
+        GXC_CHECK(false, "no GEMM post-op '{}'", letter);
+    }
+  }
+  return ops;
+}
+
 PreparedMatmul prepare(const MatmulShape& s) {
   PreparedMatmul p;
+  p.postOps = s.postOps;
   p.a = matrices(s.batches, s.m, s.k, s.transA);
   p.b = matrices(s.batches, s.k, s.n, s.transB);
   p.c = matrices(s.batches, s.m, s.n, false);
@@ -63,6 +108,7 @@ PreparedMatmul prepare(const MatmulShape& s) {
       s.bias ? dnnl::matmul::desc(p.a, b, p.bias, p.c) : dnnl::matmul::desc(p.a, b, p.c);
   dnnl::primitive_attr attr = userScratchpad();
   if (s.scale != 1.0f) attr.set_output_scales(0, {s.scale});
+  if (!s.postOps.empty()) attr.set_post_ops(postOpsOf(s.postOps, p.c));
   const dnnl::engine& engine = oneDnnEngine();
   dnnl::matmul::primitive_desc pd(desc, attr, engine);
   p.scratchpad = pd.scratchpad_desc();
@@ -90,6 +136,7 @@ const PreparedMatmul& preparedMatmul(const MatmulShape& shape) {
 // cpu_conv.cpp's); its stream and scratchpad are the thread's (onednn_engine.h).
 struct MatmulMemories {
   memory a, b, bias, c, scratchpad;
+  std::vector<memory> residuals;  // one per 'a' post-op, in order
 };
 
 MatmulMemories& memoriesOf(const PreparedMatmul& p) {
@@ -103,6 +150,8 @@ MatmulMemories& memoriesOf(const PreparedMatmul& p) {
     m.c = memory(p.c, engine, nullptr);
     if (!p.bias.is_zero()) m.bias = memory(p.bias, engine, nullptr);
     m.scratchpad = memory(p.scratchpad, engine, nullptr);
+    for (char letter : p.postOps)
+      if (letter == 'a') m.residuals.emplace_back(p.c, engine, nullptr);
   }
   return m;
 }
@@ -122,7 +171,7 @@ const float* packedB(const PreparedMatmul& p, const float* b, ConstantWeights& c
 // Runs the prepared matmul of `shape` on the calling thread's memory objects; B is packed
 // into `constant` where the shape says so.
 void run(const MatmulShape& shape, const float* a, const float* b, const float* bias, float* c,
-         ConstantWeights* constant = nullptr) {
+         ConstantWeights* constant = nullptr, const GemmPostOps* post = nullptr) {
   const PreparedMatmul& p = preparedMatmul(shape);
   if (shape.packedB) b = packedB(p, b, *constant);
   MatmulMemories& mem = memoriesOf(p);
@@ -138,6 +187,14 @@ void run(const MatmulShape& shape, const float* a, const float* b, const float* 
     mem.bias.set_data_handle(const_cast<float*>(bias));
     args.emplace(DNNL_ARG_BIAS, mem.bias);
   }
+  size_t residual = 0;
+  for (size_t i = 0; i < shape.postOps.size(); ++i) {
+    if (shape.postOps[i] != 'a') continue;
+    memory& operand = mem.residuals[residual];
+    operand.set_data_handle(const_cast<float*>(post->residuals.at(residual)));
+    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1, operand);
+    ++residual;
+  }
   p.primitive.execute(threadStream(), args);
   threadStream().wait();
 }
@@ -145,22 +202,27 @@ void run(const MatmulShape& shape, const float* a, const float* b, const float* 
 }  // namespace
 
 void onednnSgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const float* a,
-                 const float* b, const float* bias, float* c) {
+                 const float* b, const float* bias, float* c, const GemmPostOps* post) {
   if (m == 0 || n == 0) return;
+  MatmulShape shape = shapeOf(1, transA, transB, m, n, k, 1.0f, bias != nullptr);
+  if (post) shape.postOps = post->shape;
   if (k == 0) {  // an empty sum: the bias, or zeros
+    GXC_CHECK(!post, "post-ops after an empty {}x{}x0 GEMM", m, n);
     for (int64_t row = 0; row < m; ++row)
       for (int64_t col = 0; col < n; ++col) c[row * n + col] = bias ? bias[col] : 0.0f;
     return;
   }
-  run({1, transA, transB, m, n, k, 1.0f, bias != nullptr, omp_get_max_threads()}, a, b, bias, c);
+  run(shape, a, b, bias, c, nullptr, post);
 }
 
 void onednnSgemmConstantB(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const float* a,
-                          const float* b, const float* bias, float* c, ConstantWeights& constant) {
-  if (m == 0 || n == 0 || k == 0) return onednnSgemm(transA, transB, m, n, k, a, b, bias, c);
-  MatmulShape shape{1, transA, transB, m, n, k, 1.0f, bias != nullptr, omp_get_max_threads()};
+                          const float* b, const float* bias, float* c, ConstantWeights& constant,
+                          const GemmPostOps* post) {
+  if (m == 0 || n == 0 || k == 0) return onednnSgemm(transA, transB, m, n, k, a, b, bias, c, post);
+  MatmulShape shape = shapeOf(1, transA, transB, m, n, k, 1.0f, bias != nullptr);
   shape.packedB = true;
-  run(shape, a, b, bias, c, &constant);
+  if (post) shape.postOps = post->shape;
+  run(shape, a, b, bias, c, &constant, post);
 }
 
 void onednnBatchedSgemm(int64_t batches, bool transA, bool transB, int64_t m, int64_t n, int64_t k,
@@ -170,7 +232,7 @@ void onednnBatchedSgemm(int64_t batches, bool transA, bool transB, int64_t m, in
     std::fill(c, c + batches * m * n, 0.0f);
     return;
   }
-  run({batches, transA, transB, m, n, k, scale, false, omp_get_max_threads()}, a, b, nullptr, c);
+  run(shapeOf(batches, transA, transB, m, n, k, scale, false), a, b, nullptr, c);
 }
 
 }  // namespace gxc

@@ -6,21 +6,33 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "runtime/host/constant_weights.h"
 
 namespace gxc {
 
-// C[m,n] = op(A) op(B) (+ bias[n] on every row, where bias is not null), all row-major and
-// dense, op() transposing where asked. Runs on omp_get_max_threads() of the calling thread.
+// What oneDNN applies to a GEMM's product before it stores it (its post-ops), in order: one
+// letter each, 'r' relu, 'g' gelu (erf), 't' gelu (tanh), 'a' the add of a residual, a dense
+// row-major [m, n] matrix, the next of `residuals`.
+struct GemmPostOps {
+  std::string shape;
+  std::vector<const float*> residuals;
+};
+
+// C[m,n] = op(A) op(B) (+ bias[n] on every row, where bias is not null), then `post` where
+// given (k > 0), all row-major and dense, op() transposing where asked. Runs on
+// omp_get_max_threads() of the calling thread.
 void onednnSgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const float* a,
-                 const float* b, const float* bias, float* c);
+                 const float* b, const float* bias, float* c, const GemmPostOps* post = nullptr);
 
 // The same, with B constant between runs: packed once into `constant`, in the layout the
 // primitive prefers, keyed by `b`'s address; later calls with the same `b` read that copy and
 // never `b` itself.
 void onednnSgemmConstantB(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const float* a,
-                          const float* b, const float* bias, float* c, ConstantWeights& constant);
+                          const float* b, const float* bias, float* c, ConstantWeights& constant,
+                          const GemmPostOps* post = nullptr);
 
 // C[i] = scale op(A[i]) op(B[i]) for i < batches, each matrix dense and row-major and the
 // matrices one after another (the host's attention: its scores and its weighted values).

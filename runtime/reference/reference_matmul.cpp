@@ -82,8 +82,9 @@ Tensor linearOp(const Op& op, const Operands& operands) {
   Shape shape = x.shape();
   shape.back() = out;
   Tensor result = makeResult(op, shape);
-  // Every leading dim of x is a batch dim: x is a stack of rows of `in` features.
-  int64_t rows = x.numel() / in;
+  // Every leading dim of x is a batch dim: x is a stack of rows of `in` features, counted
+  // from the result, since `in` may be 0 (an empty sum: the bias, or zeros).
+  int64_t rows = out == 0 ? 0 : result.numel() / out;
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t o = 0; o < out; ++o) {
       double dot = 0.0;

@@ -126,6 +126,43 @@ graph @g(%a: f32[6,5] @cuda:0, %b: f32[7,5] @cuda:0, %bias: f32[7] @cuda:0, %w: 
   EXPECT_FALSE(plain.bias);
   EXPECT_EQ(plain.biasValue, nullptr);
   EXPECT_EQ(plain.activation, GemmActivation::None);
+  EXPECT_FALSE(plain.generatedEpilogue);
+  EXPECT_FALSE(gelu.generatedEpilogue);
+}
+
+// Epilogues cuBLASLt has none for (the exact gelu, a residual add, relu after a residual) are
+// left whole to the generated epilogue kernel: the GEMM keeps only a linear's own bias.
+TEST(CudaKernelsTest, EpiloguesCublasLtLacksAreGeneratedWhole) {
+  auto graph = parseGraph(R"(
+graph @g(%a: f32[6,5] @cuda:0, %w: f32[7,5] @cuda:0, %c: f32[7] @cuda:0, %b: f32[5,7] @cuda:0, %bias: f32[7] @cuda:0, %res: f32[6,7] @cuda:0) -> (r, s, t) {
+  %l = linear %a, %w, %c {in_features = 5, kernel = "k0", out_features = 7} : f32[6,7] @cuda:0
+  %r = gelu %l {kernel = "k0"} : f32[6,7] @cuda:0
+  %p = matmul %a, %b {kernel = "k1"} : f32[6,7] @cuda:0
+  %q = add %p, %bias {kernel = "k1"} : f32[6,7] @cuda:0
+  %u = relu %q {kernel = "k1"} : f32[6,7] @cuda:0
+  %s = add %res, %u {kernel = "k1"} : f32[6,7] @cuda:0
+  %m = matmul %a, %b {kernel = "k2"} : f32[6,7] @cuda:0
+  %n = add %m, %res {kernel = "k2"} : f32[6,7] @cuda:0
+  %t = relu %n {kernel = "k2"} : f32[6,7] @cuda:0
+  return %r, %s, %t
+})",
+                          "g.gxir");
+  KernelSteps steps(*graph);
+  const auto& all = steps.steps();
+  ASSERT_EQ(all.size(), 3u);
+  for (const KernelStep& step : all) {
+    CudaGemm gemm = describeGemm(step);
+    EXPECT_TRUE(gemm.generatedEpilogue) << step.kernelAttr;
+    EXPECT_TRUE(gemm.fusedMembers) << step.kernelAttr;
+    EXPECT_EQ(gemm.activation, GemmActivation::None) << step.kernelAttr;
+  }
+  CudaGemm linear = describeGemm(all[0]);
+  EXPECT_TRUE(linear.bias);
+  EXPECT_TRUE(linear.linearBias);
+  EXPECT_EQ(linear.biasValue->name, "c");
+  CudaGemm matmul = describeGemm(all[1]);  // its bias add is the kernel's, with the rest
+  EXPECT_FALSE(matmul.bias);
+  EXPECT_EQ(matmul.biasValue, nullptr);
 }
 
 }  // namespace

@@ -349,6 +349,36 @@ graph @lin(%x: f32[3,8] @cpu) -> (r) attributes {seed = 5} {
   return %r
 })",
        2},
+      // Epilogues only oneDNN's post-ops take whole on the host (the exact gelu, residual
+      // adds), generated on the sim platform and emulated.
+      {"linear_gelu_residual", R"(
+graph @lgr(%x: f32[2,3,8] @cpu, %res: f32[2,3,16] @cpu) -> (r) attributes {seed = 4} {
+  %w = param {init = "normal", name = "w", seed = 4} : f32[16,8] @cpu
+  %bias = param {init = "normal", name = "bias", seed = 5} : f32[16] @cpu
+  %p = linear %x, %w, %bias {in_features = 8, kernel = "k0", out_features = 16} : f32[2,3,16] @cpu
+  %g = gelu %p {kernel = "k0"} : f32[2,3,16] @cpu
+  %r = add %res, %g {kernel = "k0"} : f32[2,3,16] @cpu
+  return %r
+})",
+       3},
+      {"matmul_bias_residual_relu_gelu_tanh", R"(
+graph @mbrr(%a: f32[6,5] @cpu, %b: f32[5,7] @cpu, %bias: f32[7] @cpu, %res: f32[6,7] @cpu) -> (r) {
+  %p = matmul %a, %b {kernel = "k0"} : f32[6,7] @cpu
+  %q = add %bias, %p {kernel = "k0"} : f32[6,7] @cpu
+  %s = add %q, %res {kernel = "k0"} : f32[6,7] @cpu
+  %t = relu %s {kernel = "k0"} : f32[6,7] @cpu
+  %r = gelu %t {approximate = "tanh", kernel = "k0"} : f32[6,7] @cpu
+  return %r
+})",
+       5},
+      {"f16_linear_residual_gelu", R"(
+graph @hlrg(%x: f16[4,8] @cpu, %w: f16[6,8] @cpu, %res: f16[4,6] @cpu) -> (r) {
+  %p = linear %x, %w {bias = false, in_features = 8, kernel = "k0", out_features = 6} : f16[4,6] @cpu
+  %s = add %p, %res {kernel = "k0"} : f16[4,6] @cpu
+  %r = gelu %s {kernel = "k0"} : f16[4,6] @cpu
+  return %r
+})",
+       3, 1e-2},
       {"f16_matmul_bias_gelu_tanh", R"(
 graph @hmm(%a: f16[4,16] @cpu, %b: f16[16,8] @cpu, %bias: f16[8] @cpu) -> (r) {
   %p = matmul %a, %b {kernel = "k0"} : f16[4,8] @cpu

@@ -79,14 +79,33 @@ TEST(KernelVerifierTest, NamesEachBrokenKernelRule) {
                          "  %out = matmul %a, %w {kernel = \"k0\"} : f32[4,8] @cuda:0\n"),
             "op %out: a GEMM may only be the first member of kernel 'k0'");
   EXPECT_EQ(firstProblem("  %m = matmul %x, %w {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
-                         "  %out = gelu %m {kernel = \"k0\"} : f32[4,8] @cuda:0\n"),
-            "op %out: only a bias add, then relu or gelu (tanh), may follow the GEMM %m in "
-            "kernel 'k0'");
+                         "  %out = exp %m {kernel = \"k0\"} : f32[4,8] @cuda:0\n"),
+            "op %out: only a bias add, then relu, gelu and the add of a residual from outside, "
+            "each reading the member before, may follow the GEMM %m in kernel 'k0'");
+  // The exact gelu and a residual add follow a GEMM; the bias add only comes first.
+  EXPECT_EQ(firstProblem("  %m = matmul %x, %w {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
+                         "  %g = gelu %m {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
+                         "  %out = add %x, %g {kernel = \"k0\"} : f32[4,8] @cuda:0\n"),
+            "");
   EXPECT_EQ(firstProblem("  %m = matmul %x, %w {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
                          "  %r = relu %m {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
                          "  %out = add %r, %v {kernel = \"k0\"} : f32[4,8] @cuda:0\n"),
-            "op %out: only a bias add, then relu or gelu (tanh), may follow the GEMM %m in "
-            "kernel 'k0'");
+            "op %out: only a bias add, then relu, gelu and the add of a residual from outside, "
+            "each reading the member before, may follow the GEMM %m in kernel 'k0'");
+  // A residual computed in the kernel is no residual: the library reads it, it cannot
+  // evaluate it.
+  EXPECT_EQ(firstProblem("  %m = matmul %x, %w {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
+                         "  %a = relu %m {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
+                         "  %out = add %a, %m {kernel = \"k0\"} : f32[4,8] @cuda:0\n"),
+            "op %out: only a bias add, then relu, gelu and the add of a residual from outside, "
+            "each reading the member before, may follow the GEMM %m in kernel 'k0'");
+  EXPECT_EQ(firstProblem("  %m = matmul %x, %w {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
+                         "  %a = relu %m {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
+                         "  %b = relu %a {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
+                         "  %c = relu %b {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
+                         "  %d = relu %c {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
+                         "  %out = relu %d {kernel = \"k0\"} : f32[4,8] @cuda:0\n"),
+            "op %m: kernel 'k0' has 5 members after the GEMM; at most 4 may follow it");
   EXPECT_EQ(firstProblem("  %m = matmul %x, %w {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
                          "  %b = add %m, %v {kernel = \"k0\"} : f32[4,8] @cuda:0\n"
                          "  %out = gelu %b {approximate = \"tanh\", kernel = \"k0\"} : f32[4,8] "

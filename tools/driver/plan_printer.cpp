@@ -55,8 +55,10 @@ std::string workText(const KernelStep& step, const std::map<const Op*, std::stri
       if (step.ops.size() == 1) return text;
       std::vector<std::string> epilogue;
       for (size_t i = 1; i < step.ops.size(); ++i) epilogue.emplace_back(opName(step.ops[i]->kind));
-      return fmt::format("{} with epilogue ({}{}): cuBLASLt's on cuda, kernel {} on cpu and sim",
-                         text, group, fmt::join(epilogue, ", "), kernels.at(&root));
+      return fmt::format(
+          "{} with epilogue ({}{}): oneDNN's post-ops for f32 on cpu and sim, cuBLASLt's on "
+          "cuda where it has them, else kernel {}",
+          text, group, fmt::join(epilogue, ", "), kernels.at(&root));
     }
     case StepKind::Copy: {
       const Device& from = root.operands[0]->type.device;
