@@ -19,22 +19,24 @@ case each side's output is checked against PyTorch's (within 1e-3 relative, and 
 largest magnitude): the script stops if they differ, since the times must be of the same
 computation. Then, for 1 and 2 threads, R interleaved rounds, each timing in turn:
 - gxc: `gxc run MODEL --devices cpu --weights W --input NAME=FILE.npy --iterations N --report
-  FILE` under OMP_NUM_THREADS=t and OPENBLAS_NUM_THREADS=t (its GEMMs are OpenBLAS, its
-  convolutions oneDNN on OpenMP, its generated kernels OpenMP); one warm-up and N timed runs,
-  the report's p50;
+  FILE` under OMP_NUM_THREADS=t and OPENBLAS_NUM_THREADS=t (its f32 GEMMs and convolutions are
+  oneDNN's on OpenMP, its f64 GEMMs OpenBLAS, its generated kernels OpenMP); one warm-up and N
+  timed runs, the report's p50;
 - PyTorch: float32, eval(), under torch.inference_mode(), torch.set_num_threads(t); three
   warm-up calls, the median of N timed calls;
 - ONNX Runtime: CPUExecutionProvider, default graph optimizations, intra_op_num_threads=t,
   inter_op_num_threads=1; three warm-up calls, the median of N timed calls.
-Each figure is the median of the R rounds' medians.
+Each figure is the median of the R rounds' medians. After the table, each case's floor: its
+matrix-product and convolution FLOP (torch.utils.flop_counter) at the measured FMA peak (below),
+the least time an f32 implementation can take, beside 0.8x PyTorch's time.
 
 gemm: torch.mm and NumPy's matmul (its bundled OpenBLAS, in a child process under
 OPENBLAS_NUM_THREADS=t) of two f32 n x n matrices, n = 2048 and 4096, 1 and 2 threads; each
 the median of max(3, N/3) calls after one warm-up, at 2 n^3 FLOP per call. The measured peak at
-t threads is the best of them. The theoretical peak is cores x clock x FLOP per cycle per core:
-the clock from /proc/cpuinfo (the model name's GHz, else "cpu MHz"), FLOP per cycle from the
-vector ISA, assuming two FMA units per core (avx512f: 16 f32 lanes x 2 (multiply and add) x 2;
-avx2 with fma: 8 x 2 x 2). gxc's GEMM throughput is the wide MLP's GEMM FLOP at batch 256,
+t threads is the best of them. The FMA peak, the arithmetic bound of any f32 GEMM, is measured
+by bench/fma_peak_bench (built beside gxc): the clock by a chain of dependent adds, the rate by
+independent chains of FMAs on the widest vectors the CPU has, on t threads at once; a virtual
+machine reports neither its boost clock nor its FMA units per core. gxc's GEMM throughput is the wide MLP's GEMM FLOP at batch 256,
 2 x 256 x (1024 x 4096 + 4096 x 4096 + 4096 x 1024), over gxc's time per iteration (the peers
 figure, or measured as there when peers is skipped).
 
@@ -108,6 +110,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from safetensors.torch import save_file  # noqa: E402
 from torch import nn  # noqa: E402
+from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "tests" / "fixtures"))
 import torch_networks  # noqa: E402  (after the path that holds it)
@@ -312,15 +315,41 @@ def prepare(gxc, case, folder):
     return feed
 
 
+def matmul_flop(case):
+    """FLOP of one forward pass in matrix products and convolutions, as PyTorch counts them
+    (torch.utils.flop_counter: 2 m n k per product)."""
+    with torch.inference_mode(), FlopCounterMode(display=False) as counter:
+        case["module"](*case["inputs"].values())
+    return counter.get_total_flops()
+
+
+def floor_table(rows, fma):
+    """The least time any f32 implementation can take per case: its matmul FLOP at the machine's
+    measured FMA rate, against 0.8x PyTorch's time, the issue's target."""
+    print("\nThe arithmetic floor: each case's matrix-product and convolution FLOP (PyTorch's "
+          "FlopCounterMode) at the measured f32 FMA peak (fma_peak_bench, below), the least time "
+          "any f32 implementation can take; 0.8x PyTorch is the target; gxc's rate is those FLOP "
+          "over gxc's whole time:\n")
+    print("| model | size | threads | GFLOP | floor ms | 0.8x PyTorch ms | gxc ms | "
+          "gxc GFLOP/s | of FMA peak |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for model, size, threads, flop, ours, theirs in rows:
+        peak = fma[threads][1]
+        print(f"| {model} | {size} | {threads} | {flop / 1e9:.3f} | {flop / peak / 1e6:.3f} | "
+              f"{0.8 * theirs:.3f} | {ours:.3f} | {flop / ours / 1e6:.1f} | "
+              f"{flop / ours / 1e6 / peak:.0%} |", flush=True)
+
+
 def peers(args):
     """The peers table; returns gxc's ms per iteration of the wide MLP at batch 256 by threads."""
     print(f"\n## gxc against PyTorch and ONNX Runtime: median of {args.rounds} interleaved "
           f"rounds, each the median of {args.iterations} timed iterations\n")
     print("| model | size | threads | gxc ms | PyTorch ms | ORT ms | gxc / PyTorch | gxc / ORT |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |", flush=True)
-    wide_mlp_ms = {}
+    wide_mlp_ms, floor_rows = {}, []
     for spec in CASES:
         case = build_case(spec)
+        flop = matmul_flop(case)
         with tempfile.TemporaryDirectory() as scratch:
             folder = pathlib.Path(scratch)
             feed = prepare(args.gxc, case, folder)
@@ -333,8 +362,10 @@ def peers(args):
                 print(f"| {case['model'].stem} | {case['size']} | {threads} | {ours:.3f} | "
                       f"{theirs:.3f} | {ort:.3f} | {ours / theirs:.2f}x | {ours / ort:.2f}x |",
                       flush=True)
+                floor_rows.append((case["model"].stem, case["size"], threads, flop, ours, theirs))
                 if spec is WIDE_MLP:
                     wide_mlp_ms[threads] = ours
+    floor_table(floor_rows, fma_peak(args))
     return wide_mlp_ms
 
 
@@ -376,18 +407,29 @@ def numpy_gemm_seconds(n, threads, calls):
 
 
 def cpu_info():
-    """(model name, clock in GHz, the vector ISA, FLOP per cycle per core) from /proc/cpuinfo."""
+    """The processor's model name, from /proc/cpuinfo, for the header."""
     text = pathlib.Path("/proc/cpuinfo").read_text()
-    model = re.search(r"^model name\s*:\s*(.*)$", text, re.M).group(1).strip()
-    in_name = re.search(r"@\s*([\d.]+)\s*GHz", model)
-    ghz = float(in_name.group(1)) if in_name else float(
-        re.search(r"^cpu MHz\s*:\s*([\d.]+)", text, re.M).group(1)) / 1000
-    flags = set(re.search(r"^flags\s*:\s*(.*)$", text, re.M).group(1).split())
-    if "avx512f" in flags:
-        return model, ghz, "avx512f: 16 f32 lanes", 16 * 2 * 2
-    if {"avx2", "fma"} <= flags:
-        return model, ghz, "avx2 and fma: 8 f32 lanes", 8 * 2 * 2
-    sys.exit("no avx2 with fma nor avx512f: the theoretical peak is not worked out for this ISA")
+    return re.search(r"^model name\s*:\s*(.*)$", text, re.M).group(1).strip()
+
+
+FMA_PEAK = {}
+
+
+def fma_peak(args):
+    """{threads: (GHz, GFLOP/s, FLOP per cycle per core)}: the clock and the f32 FMA rate measured
+    by bench/fma_peak_bench from gxc's build folder, on each of THREADS; measured once a run."""
+    if not FMA_PEAK:
+        bench = pathlib.Path(args.gxc).parent / "bench" / "fma_peak_bench"
+        if not os.access(bench, os.X_OK):
+            sys.exit(f"no {bench}: build it (cmake --build {bench.parent.parent})")
+        output = run([str(bench), "5", *map(str, THREADS)], capture=True)
+        print(f"\n`{bench.name} 5 {' '.join(map(str, THREADS))}`:\n\n```\n{output.strip()}\n```",
+              flush=True)
+        for line in output.splitlines():
+            fields = line.split(",")
+            if fields[0].isdigit():
+                FMA_PEAK[int(fields[0])] = tuple(float(field) for field in fields[1:])
+    return FMA_PEAK
 
 
 def gemm(args, wide_mlp_ms):
@@ -403,25 +445,25 @@ def gemm(args, wide_mlp_ms):
                 rate = 2 * n ** 3 / seconds(n, threads, calls) / 1e9
                 print(f"| {library} | {n} | {threads} | {rate:.1f} |", flush=True)
                 peak[threads] = max(peak.get(threads, 0.0), rate)
-    model, ghz, isa, flop_per_cycle = cpu_info()
-    cores = os.cpu_count()
+    fma = fma_peak(args)
     print()
     for threads in THREADS:
         print(f"- measured peak, threads {threads}: {peak[threads]:.1f} GFLOP/s (the best above)")
-    print(f"- theoretical peak: {cores} cores x {ghz:.2f} GHz x {flop_per_cycle} FLOP/cycle "
-          f"({isa} x 2 (FMA) x 2 FMA units per core, assumed) = "
-          f"{cores * ghz * flop_per_cycle:.1f} GFLOP/s, {ghz * flop_per_cycle:.1f} per core "
-          f"({model})")
+    for threads in THREADS:
+        ghz, rate, per_cycle = fma[threads]
+        print(f"- FMA peak, threads {threads}: {rate:.1f} GFLOP/s (fma_peak_bench: {ghz:.2f} GHz "
+              f"measured x {per_cycle:.0f} FLOP per cycle per core; the arithmetic bound of any "
+              f"f32 GEMM)")
     print(f"\ngxc's GEMMs on mlp_wide_gelu at batch {WIDE_MLP_BATCH} "
           f"({WIDE_MLP_GEMM_FLOP / 1e9:.2f} GFLOP per iteration):\n")
-    print("| threads | gxc ms | GEMM GFLOP/s | of measured peak | of theoretical peak |")
+    print("| threads | gxc ms | GEMM GFLOP/s | of measured peak | of FMA peak |")
     print("| ---: | ---: | ---: | ---: | ---: |")
     wide_mlp_ms = wide_mlp_ms or wide_mlp_gxc_ms(args)
     for threads in THREADS:
         ms = wide_mlp_ms[threads]
         rate = WIDE_MLP_GEMM_FLOP / ms / 1e6
         print(f"| {threads} | {ms:.2f} | {rate:.1f} | {rate / peak[threads]:.0%} | "
-              f"{rate / (threads * ghz * flop_per_cycle):.0%} |", flush=True)
+              f"{rate / fma[threads][1]:.0%} |", flush=True)
 
 
 def wide_mlp_gxc_ms(args):
@@ -504,7 +546,7 @@ def header(args):
     print(f"commit {commit}{' (with changes)' if changed else ''}")
     print(f"gxc {args.gxc}: {version}")
     print(f"date {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")
-    print(f"machine {os.cpu_count()} cores, {cpu_info()[0]}")
+    print(f"machine {os.cpu_count()} cores, {cpu_info()}")
     print(f"PyTorch {torch.__version__}, ONNX Runtime {onnxruntime.__version__}, "
           f"ONNX {onnx.__version__}, NumPy {np.__version__}")
     print(f"load average before: {load_average()}", flush=True)
