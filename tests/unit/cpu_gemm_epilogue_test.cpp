@@ -5,26 +5,18 @@
 #include <gtest/gtest.h>
 
 #include <map>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "ir/kernel_steps.h"
 #include "ir/parser.h"
 #include "output_compare.h"
+#include "random_tensor.h"
 #include "runtime/host/cpu_gemm.h"
 #include "runtime/reference/reference_ops.h"
 
 namespace gxc {
 namespace {
-
-Tensor randomTensor(DType dtype, const Shape& shape, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::normal_distribution<float> normal;
-  Tensor tensor(dtype, shape);
-  for (int64_t i = 0; i < tensor.numel(); ++i) tensor.storeFloat(i, normal(generator));
-  return tensor;
-}
 
 // The graph's one fused step, its inputs random, run by cpuGemmWithEpilogue into `result`;
 // `expected` is the reference interpreter's, op by op.
@@ -62,20 +54,25 @@ EpilogueRun runFused(const std::string& text) {
   return run;
 }
 
+// The graph's fused step, taken whole by the post-ops and matching the reference.
+void expectPostOpsMatchTheReference(const std::string& text) {
+  EpilogueRun run = runFused(text);
+  ASSERT_TRUE(run.took);
+  expectOutputsClose({{"r", run.result}}, {{"r", run.expected}}, 1e-5);
+}
+
 TEST(CpuGemmEpilogueTest, LinearWithExactGeluThenResidual) {
-  EpilogueRun run = runFused(R"(
+  expectPostOpsMatchTheReference(R"(
 graph @g(%x: f32[2,5,24] @cpu, %w: f32[40,24] @cpu, %b: f32[40] @cpu, %res: f32[2,5,40] @cpu) -> (r) {
   %p = linear %x, %w, %b {in_features = 24, kernel = "k0", out_features = 40} : f32[2,5,40] @cpu
   %g = gelu %p {kernel = "k0"} : f32[2,5,40] @cpu
   %r = add %res, %g {kernel = "k0"} : f32[2,5,40] @cpu
   return %r
 })");
-  ASSERT_TRUE(run.took);
-  expectOutputsClose({{"r", run.result}}, {{"r", run.expected}}, 1e-5);
 }
 
 TEST(CpuGemmEpilogueTest, MatmulWithBiasResidualReluAndTanhGelu) {
-  EpilogueRun run = runFused(R"(
+  expectPostOpsMatchTheReference(R"(
 graph @g(%a: f32[17,9] @cpu, %b: f32[33,9] @cpu, %bias: f32[33] @cpu, %res: f32[17,33] @cpu) -> (r) {
   %p = matmul %a, %b {kernel = "k0", transpose_b = true} : f32[17,33] @cpu
   %q = add %p, %bias {kernel = "k0"} : f32[17,33] @cpu
@@ -84,13 +81,11 @@ graph @g(%a: f32[17,9] @cpu, %b: f32[33,9] @cpu, %bias: f32[33] @cpu, %res: f32[
   %r = gelu %t {approximate = "tanh", kernel = "k0"} : f32[17,33] @cpu
   return %r
 })");
-  ASSERT_TRUE(run.took);
-  expectOutputsClose({{"r", run.result}}, {{"r", run.expected}}, 1e-5);
 }
 
 // Two residuals, each its own post-op operand, in order.
 TEST(CpuGemmEpilogueTest, TwoResidualsInOrder) {
-  EpilogueRun run = runFused(R"(
+  expectPostOpsMatchTheReference(R"(
 graph @g(%a: f32[8,16] @cpu, %b: f32[16,12] @cpu, %r1: f32[8,12] @cpu, %r2: f32[8,12] @cpu) -> (r) {
   %p = matmul %a, %b {kernel = "k0"} : f32[8,12] @cpu
   %s = add %p, %r1 {kernel = "k0"} : f32[8,12] @cpu
@@ -98,8 +93,6 @@ graph @g(%a: f32[8,16] @cpu, %b: f32[16,12] @cpu, %r1: f32[8,12] @cpu, %r2: f32[
   %r = add %r2, %t {kernel = "k0"} : f32[8,12] @cpu
   return %r
 })");
-  ASSERT_TRUE(run.took);
-  expectOutputsClose({{"r", run.result}}, {{"r", run.expected}}, 1e-5);
 }
 
 // Not f32, or no product to apply them to: the post-ops do not apply, and nothing is written.

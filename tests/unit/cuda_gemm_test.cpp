@@ -4,27 +4,19 @@
 
 #include <cstdlib>
 #include <ostream>
-#include <random>
 #include <sstream>
 
 #include "cuda_test_helpers.h"
 #include "cuda_tolerances.h"
 #include "ir/parser.h"
 #include "output_compare.h"
+#include "random_tensor.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/cuda_gemm.h"
 #include "runtime/reference/reference_ops.h"
 
 namespace gxc {
 namespace {
-
-Tensor randomTensor(DType dtype, const Shape& shape, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::normal_distribution<float> normal;
-  Tensor tensor(dtype, shape);
-  for (int64_t i = 0; i < tensor.numel(); ++i) tensor.storeFloat(i, normal(generator));
-  return tensor;
-}
 
 // Device copies of host tensors, freed with the test.
 class DeviceTensors {
