@@ -221,12 +221,22 @@ bool isGemmActivation(const Op& op) {
          (op.kind == OpKind::Gelu && op.attrs.getString("approximate", "none") == "tanh");
 }
 
+const Value* residualOf(const Op& add, const Value* fed) {
+  return add.operands[0] == fed ? add.operands[1] : add.operands[0];
+}
+
 namespace {
+
+// Whether `op` reads `fed` once and keeps its dtype: what every epilogue member does.
+bool extendsEpilogue(const Value* fed, const Op& op) {
+  return std::count(op.operands.begin(), op.operands.end(), fed) == 1 && op.result->type.known &&
+         op.result->type.dtype == fed->type.dtype;
+}
 
 // Whether `add` adds `fed` and a tensor of its shape and dtype, each once.
 bool isResidualAdd(const Value* fed, const Op& add) {
   if (add.kind != OpKind::Add || add.operands.size() != 2) return false;
-  const Value* residual = add.operands[0] == fed ? add.operands[1] : add.operands[0];
+  const Value* residual = residualOf(add, fed);
   return residual != fed && residual->type.known && residual->type.shape == fed->type.shape &&
          residual->type.dtype == fed->type.dtype;
 }
@@ -234,16 +244,12 @@ bool isResidualAdd(const Value* fed, const Op& add) {
 }  // namespace
 
 bool isGemmEpilogueMember(const Value* fed, const Op& op) {
-  const auto reads = std::count(op.operands.begin(), op.operands.end(), fed);
-  if (reads != 1 || !op.result->type.known || op.result->type.dtype != fed->type.dtype)
-    return false;
+  if (!extendsEpilogue(fed, op)) return false;
   return op.kind == OpKind::Relu || op.kind == OpKind::Gelu || isResidualAdd(fed, op);
 }
 
 bool isConvEpilogueMember(const Value* fed, const Op& op) {
-  const auto reads = std::count(op.operands.begin(), op.operands.end(), fed);
-  if (reads != 1 || !op.result->type.known || op.result->type.dtype != fed->type.dtype)
-    return false;
+  if (!extendsEpilogue(fed, op)) return false;
   switch (op.kind) {
     case OpKind::Relu:
       return true;

@@ -70,6 +70,9 @@ bool isGemmActivation(const Op& op);
 // aside, which only comes first: isGemmBiasAdd): relu, gelu, or an add of `fed` and a
 // tensor of its shape and dtype.
 bool isGemmEpilogueMember(const Value* fed, const Op& op);
+// What an epilogue's `add` reads beside `fed`, the value the epilogue has computed: a
+// residual, or a GEMM's bias.
+const Value* residualOf(const Op& add, const Value* fed);
 // Whether `op` may extend a convolution's epilogue whose last member computes `fed`:
 // batch_norm reading it as x, relu, or an add of it and a tensor of its shape and dtype.
 bool isConvEpilogueMember(const Value* fed, const Op& op);

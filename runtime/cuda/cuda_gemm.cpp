@@ -71,7 +71,7 @@ CudaGemm describeGemm(const KernelStep& step) {
               previous->layerName());
     if (i == 1 && isGemmBiasAdd(first, member)) {
       gemm.bias = true;
-      gemm.biasValue = member.operands[0] == first.result ? member.operands[1] : member.operands[0];
+      gemm.biasValue = residualOf(member, first.result);
     } else if (gemm.activation == GemmActivation::None && isGemmActivation(member)) {
       gemm.activation = member.kind == OpKind::Relu ? GemmActivation::Relu : GemmActivation::Gelu;
     } else {

@@ -4,7 +4,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "runtime/host/conv_post_ops.h"
+#include "ir/fused_kernel.h"
 #include "runtime/host/cpu_conv.h"
 
 namespace gxc {

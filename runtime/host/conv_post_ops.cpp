@@ -43,10 +43,6 @@ std::string postOpShape(const Op& conv, const std::vector<const Op*>& epilogue) 
   return shape;
 }
 
-const Value* residualOf(const Op& add, const Value* fed) {
-  return add.operands[0] == fed ? add.operands[1] : add.operands[0];
-}
-
 ConvPostOps convPostOps(const Op& conv, const std::vector<const Op*>& epilogue,
                         const std::map<const Value*, ConstTensorView>& tensors) {
   GXC_CHECK(conv.result->type.dtype == DType::F32, "layer '{}': post-ops for a {} convolution",

@@ -39,8 +39,6 @@ struct ConvPostOps {
 
 // ConvPostOps::shape of `epilogue`, the members after `conv` in order, without their data.
 std::string postOpShape(const Op& conv, const std::vector<const Op*>& epilogue);
-// The residual an epilogue's `add` reads beside `fed`, the value the epilogue has computed.
-const Value* residualOf(const Op& add, const Value* fed);
 
 // The post-ops of `epilogue`, the members after `conv` in order; `tensors` holds every value
 // they read from outside the kernel. Requires an f32 convolution and members that keep the

@@ -206,7 +206,8 @@ bool cpuGemmWithEpilogue(const Op& op, const std::vector<ConstTensorView>& opera
   const Value* fed = op.result;
   for (size_t i = 0; i < epilogue.size(); ++i) {
     const Op& member = *epilogue[i];
-    GXC_CHECK((i == 0 && isGemmBiasAdd(op, member)) || isGemmEpilogueMember(fed, member),
+    const bool bias = i == 0 && isGemmBiasAdd(op, member);
+    GXC_CHECK(bias || isGemmEpilogueMember(fed, member),
               "layer '{}': {} cannot follow '{}' in a GEMM's epilogue", member.layerName(),
               opName(member.kind), op.layerName());
     if (member.kind == OpKind::Relu) {
@@ -214,10 +215,9 @@ bool cpuGemmWithEpilogue(const Op& op, const std::vector<ConstTensorView>& opera
     } else if (member.kind == OpKind::Gelu) {
       fused.post.shape += member.attrs.getString("approximate", "none") == "tanh" ? 't' : 'g';
     } else {  // an add: the matmul's bias first, else a residual
-      const Value* other = member.operands[0] == fed ? member.operands[1] : member.operands[0];
-      const ConstTensorView& tensor = tensors.at(other);
+      const ConstTensorView& tensor = tensors.at(residualOf(member, fed));
       if (tensor.dtype() != DType::F32 || tensor.data() == result.data()) return false;
-      if (i == 0 && isGemmBiasAdd(op, member)) {
+      if (bias) {
         fused.bias = tensor.as<float>();
       } else {
         fused.post.shape += 'a';

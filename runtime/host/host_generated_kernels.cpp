@@ -16,10 +16,17 @@ void checkIndices(const Op& op, const std::map<const Value*, ConstTensorView>& t
   if (const Value* indices = dataIndexOperand(op)) checkDataIndices(op, tensors.at(indices));
 }
 
-void gemm(const Op& op, const std::map<const Value*, ConstTensorView>& tensors,
-          const TensorView& result, ConstantWeights* constant) {
+// The tensors of `op`'s operands, in order.
+std::vector<ConstTensorView> operandsOf(const Op& op,
+                                        const std::map<const Value*, ConstTensorView>& tensors) {
   std::vector<ConstTensorView> operands;
   for (const Value* operand : op.operands) operands.push_back(tensors.at(operand));
+  return operands;
+}
+
+void gemm(const Op& op, const std::map<const Value*, ConstTensorView>& tensors,
+          const TensorView& result, ConstantWeights* constant) {
+  std::vector<ConstTensorView> operands = operandsOf(op, tensors);
   if (op.kind == OpKind::Matmul)
     cpuMatmul(op, operands, result, constant);
   else
@@ -153,10 +160,10 @@ void HostGeneratedKernels::run(const KernelStep& step, const std::vector<ConstTe
       // the generated epilogue: what the cuda platform runs where cuBLASLt has no epilogue.
       const Op& first = *step.first();
       if (step.ops.size() > 1 && !mode_.emulateBlocks) {
-        std::vector<ConstTensorView> operands;
-        for (const Value* operand : first.operands) operands.push_back(tensors.at(operand));
         std::vector<const Op*> epilogue(step.ops.begin() + 1, step.ops.end());
-        if (cpuGemmWithEpilogue(first, operands, result, constant, epilogue, tensors)) return;
+        if (cpuGemmWithEpilogue(first, operandsOf(first, tensors), result, constant, epilogue,
+                                tensors))
+          return;
       }
       gemm(first, tensors, result, constant);
       if (step.ops.size() == 1) return;
@@ -175,8 +182,7 @@ void HostGeneratedKernels::run(const KernelStep& step, const std::vector<ConstTe
       if (conv.result->type.dtype == DType::F64 || mode_.emulateBlocks) {
         launch(byRoot_.at(&conv), result, tensors);
       } else {
-        std::vector<ConstTensorView> operands;
-        for (const Value* operand : conv.operands) operands.push_back(tensors.at(operand));
+        std::vector<ConstTensorView> operands = operandsOf(conv, tensors);
         std::vector<const Op*> epilogue(step.ops.begin() + 1, step.ops.end());
         const Value* residual = epilogue.empty() ? nullptr : epilogueResidual(step);
         const ConvLayouts layouts{channelsLast_.count(conv.operands[0]) != 0,
@@ -199,9 +205,7 @@ void HostGeneratedKernels::run(const KernelStep& step, const std::vector<ConstTe
       for (const Op* op : step.ops) checkIndices(*op, tensors);
       if (root.kind == OpKind::ScaledDotProductAttention && step.ops.size() == 1 &&
           !mode_.emulateBlocks && cpuAttentionPays(root)) {
-        std::vector<ConstTensorView> operands;
-        for (const Value* operand : root.operands) operands.push_back(tensors.at(operand));
-        cpuAttention(root, operands, result);
+        cpuAttention(root, operandsOf(root, tensors), result);
         return;
       }
       launch(byRoot_.at(&root), result, tensors);

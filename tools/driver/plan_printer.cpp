@@ -37,9 +37,10 @@ std::string whereText(const MemoryPlan& plan, const Value* value) {
   return "nowhere";
 }
 
-std::string opNames(const KernelStep& step) {
+// The names of the step's ops from `first` on: "relu, add".
+std::string opNames(const KernelStep& step, size_t first = 0) {
   std::vector<std::string> names;
-  for (const Op* op : step.ops) names.emplace_back(opName(op->kind));
+  for (size_t i = first; i < step.ops.size(); ++i) names.emplace_back(opName(step.ops[i]->kind));
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
@@ -53,12 +54,10 @@ std::string workText(const KernelStep& step, const std::map<const Op*, std::stri
     case StepKind::Gemm: {
       std::string text = fmt::format("gemm {}", opName(step.first()->kind));
       if (step.ops.size() == 1) return text;
-      std::vector<std::string> epilogue;
-      for (size_t i = 1; i < step.ops.size(); ++i) epilogue.emplace_back(opName(step.ops[i]->kind));
       return fmt::format(
           "{} with epilogue ({}{}): oneDNN's post-ops for f32 on cpu and sim, cuBLASLt's on "
           "cuda where it has them, else kernel {}",
-          text, group, fmt::join(epilogue, ", "), kernels.at(&root));
+          text, group, opNames(step, 1), kernels.at(&root));
     }
     case StepKind::Copy: {
       const Device& from = root.operands[0]->type.device;
@@ -79,12 +78,10 @@ std::string workText(const KernelStep& step, const std::map<const Op*, std::stri
           "take it)",
           opName(conv.kind), kernels.at(&conv));
       if (step.ops.size() == 1) return text;
-      std::vector<std::string> epilogue;
-      for (size_t i = 1; i < step.ops.size(); ++i) epilogue.emplace_back(opName(step.ops[i]->kind));
       return fmt::format(
           "{}, with epilogue ({}{}): oneDNN's post-ops for f32 on cpu and sim, "
           "else kernel {}",
-          text, group, fmt::join(epilogue, ", "), kernels.at(&root));
+          text, group, opNames(step, 1), kernels.at(&root));
     }
   }
   return "";
