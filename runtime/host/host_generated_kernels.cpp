@@ -8,6 +8,7 @@
 #include "runtime/host/cpu_attention.h"
 #include "runtime/host/cpu_conv.h"
 #include "runtime/host/cpu_gemm.h"
+#include "runtime/host/cpu_layer_norm.h"
 
 namespace gxc {
 namespace {
@@ -208,6 +209,11 @@ void HostGeneratedKernels::run(const KernelStep& step, const std::vector<ConstTe
         cpuAttention(root, operandsOf(root, tensors), result);
         return;
       }
+      if (root.kind == OpKind::LayerNorm && step.ops.size() == 1 && !mode_.emulateBlocks &&
+          cpuLayerNormApplies(root)) {
+        cpuLayerNorm(root, operandsOf(root, tensors), result);
+        return;
+      }
       launch(byRoot_.at(&root), result, tensors);
       return;
   }
@@ -216,13 +222,17 @@ void HostGeneratedKernels::run(const KernelStep& step, const std::vector<ConstTe
 void HostGeneratedKernels::runGeneratedKernel(const KernelStep& step,
                                               const std::vector<ConstTensorView>& inputs,
                                               const TensorView& result) const {
-  GXC_CHECK(step.kind == StepKind::Conv, "step '{}' has no library twin of its kernel",
-            step.root()->layerName());
+  GXC_CHECK(step.kind == StepKind::Conv || step.kind == StepKind::Generated,
+            "step '{}' has no generated kernel", step.root()->layerName());
   GXC_CHECK(inputs.size() == step.inputs.size(), "step '{}' given {} tensors for {} inputs",
             step.root()->layerName(), inputs.size(), step.inputs.size());
   checkResultType(*step.root(), result);
   std::map<const Value*, ConstTensorView> tensors;
   for (size_t i = 0; i < inputs.size(); ++i) tensors[step.inputs[i]] = inputs[i];
+  if (step.kind == StepKind::Generated) {  // one kernel for all its ops
+    launch(byRoot_.at(step.root()), result, tensors);
+    return;
+  }
   launch(byRoot_.at(step.first()), result, tensors);
   if (step.ops.size() == 1) return;
   tensors[step.first()->result] = result;  // the epilogue, on the convolution's result

@@ -67,8 +67,9 @@ class HostGeneratedKernels {
   // (constant_weights.h); without it they are packed at every call.
   void run(const KernelStep& step, const std::vector<ConstTensorView>& inputs,
            const TensorView& result, ConstantWeights* constant = nullptr) const;
-  // A Conv step (run by oneDNN) through its generated kernel instead: the second
-  // implementation the tests hold the library to.
+  // A Conv step, or a generated step `run` hands to a library (a layer_norm or an attention
+  // of f32), through its generated kernels instead: the second implementation the tests hold
+  // the library to.
   void runGeneratedKernel(const KernelStep& step, const std::vector<ConstTensorView>& inputs,
                           const TensorView& result) const;
 

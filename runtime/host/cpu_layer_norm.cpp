@@ -1,0 +1,100 @@
+#include "runtime/host/cpu_layer_norm.h"
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+
+#include <omp.h>
+
+#include "ir/diagnostic.h"
+#include "ir/infer_type.h"
+#include "runtime/host/onednn_engine.h"
+
+namespace gxc {
+namespace {
+
+using dnnl::memory;
+
+struct RowSet {
+  int64_t rows = 0, length = 0;
+};
+
+RowSet rowSetOf(const Op& op) {
+  const Shape& shape = op.operands[0]->type.shape;
+  RowSet s;
+  s.length = checkedNumel(normalizedShapeOf(op.attrs, shape)).value();
+  s.rows = s.length == 0 ? 0 : checkedNumel(shape).value() / s.length;
+  return s;
+}
+
+// A primitive per shape, flags, eps and thread count, made once (as the host's softmax and
+// matmuls are): made at each call, it costs more than a small row set's arithmetic.
+struct Prepared {
+  dnnl::layer_normalization_forward primitive;
+  memory::desc data, params, scratchpad;
+};
+
+const Prepared& preparedFor(const RowSet& s, bool scale, bool shift, float eps) {
+  static std::mutex mutex;
+  static std::map<std::tuple<int64_t, int64_t, bool, bool, uint32_t, int>,
+                  std::unique_ptr<Prepared>>
+      prepared;
+  uint32_t epsBits;
+  std::memcpy(&epsBits, &eps, sizeof eps);
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<Prepared>& entry =
+      prepared[{s.rows, s.length, scale, shift, epsBits, omp_get_max_threads()}];
+  if (!entry) {
+    memory::desc data({s.rows, s.length}, memory::data_type::f32, memory::format_tag::ab);
+    memory::desc params({s.length}, memory::data_type::f32, memory::format_tag::a);
+    auto flags = dnnl::normalization_flags::none;
+    if (scale) flags |= dnnl::normalization_flags::use_scale;
+    if (shift) flags |= dnnl::normalization_flags::use_shift;
+    dnnl::layer_normalization_forward::primitive_desc pd(
+        dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_inference, data, eps,
+                                                flags),
+        userScratchpad(), oneDnnEngine());
+    entry.reset(
+        new Prepared{dnnl::layer_normalization_forward(pd), data, params, pd.scratchpad_desc()});
+  }
+  return *entry;
+}
+
+}  // namespace
+
+bool cpuLayerNormApplies(const Op& op) {
+  GXC_CHECK(op.kind == OpKind::LayerNorm, "layer '{}': {} is not a layer_norm", op.layerName(),
+            opName(op.kind));
+  for (const Value* operand : op.operands)
+    if (operand->type.dtype != DType::F32) return false;
+  return rowSetOf(op).rows > 0;
+}
+
+void cpuLayerNorm(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result) {
+  GXC_CHECK(cpuLayerNormApplies(op), "layer '{}': a layer_norm oneDNN does not run",
+            op.layerName());
+  GXC_CHECK(operands.size() == op.operands.size(), "layer '{}': layer_norm given {} operands",
+            op.layerName(), operands.size());
+  const bool scale = operands.size() > 1, shift = operands.size() > 2;
+  const float eps = static_cast<float>(op.attrs.getFloat("eps", 1e-5));
+  const Prepared& p = preparedFor(rowSetOf(op), scale, shift, eps);
+  const dnnl::engine& engine = oneDnnEngine();
+  // oneDNN takes its inputs as mutable handles; it only reads them.
+  auto in = [&](const memory::desc& desc, const ConstTensorView& view) {
+    return memory(desc, engine, const_cast<float*>(view.as<float>()));
+  };
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_SRC, in(p.data, operands[0])},
+      {DNNL_ARG_DST, memory(p.data, engine, result.as<float>())},
+      {DNNL_ARG_SCRATCHPAD,
+       memory(p.scratchpad, engine, threadScratchpad(p.scratchpad.get_size()))}};
+  if (scale) args.emplace(DNNL_ARG_SCALE, in(p.params, operands[1]));
+  if (shift) args.emplace(DNNL_ARG_SHIFT, in(p.params, operands[2]));
+  dnnl::stream& stream = threadStream();
+  p.primitive.execute(stream, args);
+  stream.wait();
+}
+
+}  // namespace gxc
