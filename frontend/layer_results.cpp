@@ -61,7 +61,7 @@ std::vector<ModelBuilder::LayerResult> ModelBuilder::layerResults(const YamlNode
                    "layer '{}': max with `indices: true` needs `axis`, one integer (as "
                    "torch.max(x, dim) does)",
                    name);
-    if (!std::holds_alternative<int64_t>(attrs.all().at("axis")))
+    if (!std::holds_alternative<int64_t>(*attrs.find("axis")))
       reader_.fail(layer["axis"],
                    "layer '{}': max with `indices: true` takes one axis, not a list (as "
                    "torch.max(x, dim) does)",

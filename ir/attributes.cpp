@@ -1,5 +1,6 @@
 #include "ir/attributes.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -28,67 +29,75 @@ const char* attrKindName(AttrKind kind) {
   return "?";
 }
 
+const AttrValue* Attrs::find(std::string_view name) const {
+  for (const Entry& entry : values_)
+    if (entry.first == name) return &entry.second;
+  return nullptr;
+}
+
 namespace {
 template <typename T>
-const T* lookup(const Attrs::Map& values, std::string_view name) {
-  auto it = values.find(name);
-  if (it == values.end()) return nullptr;
-  const T* typed = std::get_if<T>(&it->second);
-  GXC_CHECK(typed != nullptr, "attribute '{}' has kind {}", name,
-            attrKindName(attrKind(it->second)));
+const T* lookup(const Attrs& attrs, std::string_view name) {
+  const AttrValue* value = attrs.find(name);
+  if (!value) return nullptr;
+  const T* typed = std::get_if<T>(value);
+  GXC_CHECK(typed != nullptr, "attribute '{}' has kind {}", name, attrKindName(attrKind(*value)));
   return typed;
 }
 }  // namespace
 
 void Attrs::set(std::string_view name, AttrValue value) {
-  if (auto it = values_.find(name); it != values_.end())
-    it->second = std::move(value);
+  auto at =
+      std::lower_bound(values_.begin(), values_.end(), name,
+                       [](const Entry& entry, std::string_view key) { return entry.first < key; });
+  if (at != values_.end() && at->first == name)
+    at->second = std::move(value);
   else
-    values_.emplace(std::string(name), std::move(value));
+    values_.emplace(at, std::string(name), std::move(value));
 }
 
 void Attrs::erase(std::string_view name) {
-  if (auto it = values_.find(name); it != values_.end()) values_.erase(it);
+  std::erase_if(values_, [name](const Entry& entry) { return entry.first == name; });
 }
 
 bool Attrs::getBool(std::string_view name, bool fallback) const {
-  const bool* v = lookup<bool>(values_, name);
+  const bool* v = lookup<bool>(*this, name);
   return v ? *v : fallback;
 }
 
 int64_t Attrs::getInt(std::string_view name, int64_t fallback) const {
-  const int64_t* v = lookup<int64_t>(values_, name);
+  const int64_t* v = lookup<int64_t>(*this, name);
   return v ? *v : fallback;
 }
 
 double Attrs::getFloat(std::string_view name, double fallback) const {
-  auto it = values_.find(name);
-  if (it == values_.end()) return fallback;
-  if (const int64_t* i = std::get_if<int64_t>(&it->second)) return static_cast<double>(*i);
-  return *lookup<double>(values_, name);
+  const AttrValue* value = find(name);
+  if (!value) return fallback;
+  if (const int64_t* i = std::get_if<int64_t>(value)) return static_cast<double>(*i);
+  return *lookup<double>(*this, name);
 }
 
 std::string Attrs::getString(std::string_view name, std::string_view fallback) const {
-  const std::string* v = lookup<std::string>(values_, name);
+  const std::string* v = lookup<std::string>(*this, name);
   return v ? *v : std::string(fallback);
 }
 
 const std::string& Attrs::getStringOrEmpty(std::string_view name) const {
   static const std::string kEmpty;
-  const std::string* v = lookup<std::string>(values_, name);
+  const std::string* v = lookup<std::string>(*this, name);
   return v ? *v : kEmpty;
 }
 
 std::optional<std::vector<int64_t>> Attrs::getIntList(std::string_view name) const {
-  const std::vector<int64_t>* v = lookup<std::vector<int64_t>>(values_, name);
+  const std::vector<int64_t>* v = lookup<std::vector<int64_t>>(*this, name);
   if (!v) return std::nullopt;
   return *v;
 }
 
 std::optional<std::vector<int64_t>> Attrs::getAxes(std::string_view name) const {
-  auto it = values_.find(name);
-  if (it == values_.end()) return std::nullopt;
-  if (const int64_t* i = std::get_if<int64_t>(&it->second)) return std::vector<int64_t>{*i};
+  const AttrValue* value = find(name);
+  if (!value) return std::nullopt;
+  if (const int64_t* i = std::get_if<int64_t>(value)) return std::vector<int64_t>{*i};
   return getIntList(name);
 }
 

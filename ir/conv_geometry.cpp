@@ -18,9 +18,9 @@ std::pair<int64_t, int64_t> attrPairOrFail(const Op& op, const std::string& name
 
 std::optional<std::pair<int64_t, int64_t>> attrPair(const Attrs& attrs, const std::string& name,
                                                     int64_t fallback) {
-  auto found = attrs.all().find(name);
-  if (found != attrs.all().end() && attrKind(found->second) == AttrKind::IntList) {
-    const auto& list = std::get<std::vector<int64_t>>(found->second);
+  const AttrValue* found = attrs.find(name);
+  if (found && attrKind(*found) == AttrKind::IntList) {
+    const auto& list = std::get<std::vector<int64_t>>(*found);
     if (list.size() != 2) return std::nullopt;
     return std::pair{list[0], list[1]};
   }
@@ -87,9 +87,8 @@ ConvGeometry conv2dGeometry(const Op& op) {
   ConvGeometry g = commonGeometry(op);
   const int64_t spanH = g.dilationH * (g.kernelH - 1) + 1;
   const int64_t spanW = g.dilationW * (g.kernelW - 1) + 1;
-  const auto padding = op.attrs.all().find("padding");
-  const bool word =
-      padding != op.attrs.all().end() && attrKind(padding->second) == AttrKind::String;
+  const AttrValue* padding = op.attrs.find("padding");
+  const bool word = padding && attrKind(*padding) == AttrKind::String;
   if (word && op.attrs.getString("padding", "") != "same")
     fail(op, "padding must be an integer, a list of two or `same`, got '{}'",
          op.attrs.getString("padding", ""));

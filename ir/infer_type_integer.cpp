@@ -35,14 +35,14 @@ bool keepsIntegersInteger(OpKind kind) {
 // The number attribute `name` of an op on an integer tensor of `type`: written as an integer
 // that the dtype holds.
 void requireIntegralNumber(const Op& op, const TensorType& type, const std::string& name) {
-  auto it = op.attrs.all().find(name);
-  if (it == op.attrs.all().end()) return;
-  if (!std::holds_alternative<int64_t>(it->second))
+  const AttrValue* attr = op.attrs.find(name);
+  if (!attr) return;
+  if (!std::holds_alternative<int64_t>(*attr))
     fail(op,
          "`{}: {}` is not an integer, and an integer tensor {} with it would be f32 in torch; "
          "cast the tensor to f32 first, or write an integer",
-         name, attrValueString(it->second), type.withoutDevice());
-  int64_t value = std::get<int64_t>(it->second);
+         name, attrValueString(*attr), type.withoutDevice());
+  int64_t value = std::get<int64_t>(*attr);
   if (type.dtype == DType::I32 &&
       (value < std::numeric_limits<int32_t>::min() || value > std::numeric_limits<int32_t>::max()))
     fail(op, "`{}: {}` does not fit in i32, the dtype of {}", name, value, type.withoutDevice());

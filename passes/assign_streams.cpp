@@ -61,8 +61,8 @@ struct Scheduled {
 
 // Sets `name` to `value` unless it holds that already; whether it changed.
 bool setIfDifferent(Attrs& attrs, const std::string& name, AttrValue value) {
-  auto it = attrs.all().find(name);
-  if (it != attrs.all().end() && it->second == value) return false;
+  const AttrValue* now = attrs.find(name);
+  if (now && *now == value) return false;
   attrs.set(name, std::move(value));
   return true;
 }

@@ -295,9 +295,8 @@ bool FusePass::run(Graph& graph, const PassContext&) const {
     auto it = kernelOfOp.find(op);
     const std::string& kernel = it == kernelOfOp.end() ? kNone : kernelNames[it->second];
     // The attribute as it is, read in place: this runs once per op.
-    auto now = op->attrs.all().find("kernel");
-    const std::string* current =
-        now == op->attrs.all().end() ? &kNone : std::get_if<std::string>(&now->second);
+    const AttrValue* now = op->attrs.find("kernel");
+    const std::string* current = now ? std::get_if<std::string>(now) : &kNone;
     if (current && *current == kernel) continue;
     if (kernel.empty())
       op->attrs.erase("kernel");
