@@ -1,8 +1,6 @@
 #include "runtime/host/conv_primitive.h"
 
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <tuple>
 
@@ -193,12 +191,9 @@ PreparedConv prepare(bool transposed, const ConvGeometry& g, const PostOpShape& 
 
 const PreparedConv& preparedConv(bool transposed, const ConvGeometry& g, const PostOpShape& post,
                                  const ConvLayouts& layouts) {
-  static std::mutex mutex;
-  static std::map<ConvKey, std::unique_ptr<PreparedConv>> prepared;
-  std::lock_guard<std::mutex> lock(mutex);
-  std::unique_ptr<PreparedConv>& entry = prepared[keyOf(transposed, g, post, layouts)];
-  if (!entry) entry = std::make_unique<PreparedConv>(prepare(transposed, g, post, layouts));
-  return *entry;
+  static PreparedPrimitives<ConvKey, PreparedConv> prepared;
+  return prepared.get(keyOf(transposed, g, post, layouts),
+                      [&] { return prepare(transposed, g, post, layouts); });
 }
 
 bool residualPostOpsTaken(const ConvGeometry& g, const PostOpShape& post) {

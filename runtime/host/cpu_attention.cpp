@@ -3,22 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <tuple>
-
-#include <omp.h>
 
 #include "ir/diagnostic.h"
-#include "runtime/host/onednn_engine.h"
+#include "runtime/host/cpu_softmax.h"
 #include "runtime/host/onednn_matmul.h"
 
 namespace gxc {
 namespace {
-
-using dnnl::memory;
 
 // Below this many multiply-adds in q k^T, the generated kernel is as fast as the three
 // primitives, made once per shape. Measured on gpt_decoder (4 heads of 8, seq 16), one thread:
@@ -104,40 +97,6 @@ std::vector<int64_t> maskScores(const Op& op, const AttentionShape& s, const Con
   return emptyRows;
 }
 
-// Softmax along the last dim of `rows` x `length` scores, in place. Its primitive is made once
-// per shape and thread count, as the matmuls' are (onednn_matmul.h): made at each call, the
-// three primitives cost more than a small attention's arithmetic.
-void softmaxRows(int64_t rows, int64_t length, float* scores) {
-  struct Prepared {
-    dnnl::softmax_forward primitive;
-    memory::desc desc, scratchpad;
-  };
-  static std::mutex mutex;
-  static std::map<std::tuple<int64_t, int64_t, int>, std::unique_ptr<Prepared>> prepared;
-  const dnnl::engine& engine = oneDnnEngine();
-  const Prepared* p = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    std::unique_ptr<Prepared>& entry = prepared[{rows, length, omp_get_max_threads()}];
-    if (!entry) {
-      memory::desc desc({rows, length}, memory::data_type::f32, memory::format_tag::ab);
-      dnnl::softmax_forward::primitive_desc pd(
-          dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, desc, 1),
-          userScratchpad(), engine);
-      entry.reset(new Prepared{dnnl::softmax_forward(pd), desc, pd.scratchpad_desc()});
-    }
-    p = entry.get();
-  }
-  dnnl::stream& stream = threadStream();
-  memory data(p->desc, engine, scores);
-  p->primitive.execute(
-      stream, {{DNNL_ARG_SRC, data},
-               {DNNL_ARG_DST, data},
-               {DNNL_ARG_SCRATCHPAD,
-                memory(p->scratchpad, engine, threadScratchpad(p->scratchpad.get_size()))}});
-  stream.wait();
-}
-
 }  // namespace
 
 bool cpuAttentionPays(const Op& op) {
@@ -175,7 +134,7 @@ void cpuAttention(const Op& op, const std::vector<ConstTensorView>& operands, Te
     onednnBatchedSgemm(count, false, /*transB=*/true, s.queries, s.keys, s.width, scale,
                        q + first * s.queries * s.width, k + first * s.keys * s.width, scores.get());
     std::vector<int64_t> emptyRows = maskScores(op, s, mask, first, count, scores.get());
-    softmaxRows(count * s.queries, s.keys, scores.get());
+    onednnSoftmax(false, count * s.queries, s.keys, scores.get(), scores.get());
     for (int64_t row : emptyRows)
       std::fill_n(scores.get() + row * s.keys, s.keys, std::numeric_limits<float>::quiet_NaN());
     onednnBatchedSgemm(count, false, false, s.queries, s.valueWidth, s.keys, 1.0f, scores.get(),

@@ -1,10 +1,8 @@
 #include "runtime/host/cpu_layer_norm.h"
 
 #include <cstring>
-#include <map>
-#include <memory>
-#include <mutex>
 #include <tuple>
+#include <unordered_map>
 
 #include <omp.h>
 
@@ -29,37 +27,32 @@ RowSet rowSetOf(const Op& op) {
   return s;
 }
 
-// A primitive per shape, flags, eps and thread count, made once (as the host's softmax and
-// matmuls are): made at each call, it costs more than a small row set's arithmetic.
-struct Prepared {
+struct PreparedLayerNorm {
   dnnl::layer_normalization_forward primitive;
   memory::desc data, params, scratchpad;
 };
 
-const Prepared& preparedFor(const RowSet& s, bool scale, bool shift, float eps) {
-  static std::mutex mutex;
-  static std::map<std::tuple<int64_t, int64_t, bool, bool, uint32_t, int>,
-                  std::unique_ptr<Prepared>>
+PreparedLayerNorm prepare(const RowSet& s, bool scale, bool shift, float eps) {
+  memory::desc data({s.rows, s.length}, memory::data_type::f32, memory::format_tag::ab);
+  memory::desc params({s.length}, memory::data_type::f32, memory::format_tag::a);
+  auto flags = dnnl::normalization_flags::none;
+  if (scale) flags |= dnnl::normalization_flags::use_scale;
+  if (shift) flags |= dnnl::normalization_flags::use_shift;
+  dnnl::layer_normalization_forward::primitive_desc pd(
+      dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_inference, data, eps, flags),
+      userScratchpad(), oneDnnEngine());
+  return {dnnl::layer_normalization_forward(pd), data, params, pd.scratchpad_desc()};
+}
+
+// Per shape, flags, eps (its bits) and thread count.
+const PreparedLayerNorm& preparedFor(const RowSet& s, bool scale, bool shift, float eps) {
+  static PreparedPrimitives<std::tuple<int64_t, int64_t, bool, bool, uint32_t, int>,
+                            PreparedLayerNorm>
       prepared;
   uint32_t epsBits;
   std::memcpy(&epsBits, &eps, sizeof eps);
-  std::lock_guard<std::mutex> lock(mutex);
-  std::unique_ptr<Prepared>& entry =
-      prepared[{s.rows, s.length, scale, shift, epsBits, omp_get_max_threads()}];
-  if (!entry) {
-    memory::desc data({s.rows, s.length}, memory::data_type::f32, memory::format_tag::ab);
-    memory::desc params({s.length}, memory::data_type::f32, memory::format_tag::a);
-    auto flags = dnnl::normalization_flags::none;
-    if (scale) flags |= dnnl::normalization_flags::use_scale;
-    if (shift) flags |= dnnl::normalization_flags::use_shift;
-    dnnl::layer_normalization_forward::primitive_desc pd(
-        dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_inference, data, eps,
-                                                flags),
-        userScratchpad(), oneDnnEngine());
-    entry.reset(
-        new Prepared{dnnl::layer_normalization_forward(pd), data, params, pd.scratchpad_desc()});
-  }
-  return *entry;
+  return prepared.get({s.rows, s.length, scale, shift, epsBits, omp_get_max_threads()},
+                      [&] { return prepare(s, scale, shift, eps); });
 }
 
 }  // namespace
@@ -79,7 +72,7 @@ void cpuLayerNorm(const Op& op, const std::vector<ConstTensorView>& operands, Te
             op.layerName(), operands.size());
   const bool scale = operands.size() > 1, shift = operands.size() > 2;
   const float eps = static_cast<float>(op.attrs.getFloat("eps", 1e-5));
-  const Prepared& p = preparedFor(rowSetOf(op), scale, shift, eps);
+  const PreparedLayerNorm& p = preparedFor(rowSetOf(op), scale, shift, eps);
   const dnnl::engine& engine = oneDnnEngine();
   // oneDNN takes its inputs as mutable handles; it only reads them.
   auto in = [&](const memory::desc& desc, const ConstTensorView& view) {

@@ -9,6 +9,7 @@
 #include "runtime/host/cpu_conv.h"
 #include "runtime/host/cpu_gemm.h"
 #include "runtime/host/cpu_layer_norm.h"
+#include "runtime/host/cpu_softmax.h"
 
 namespace gxc {
 namespace {
@@ -32,6 +33,25 @@ void gemm(const Op& op, const std::map<const Value*, ConstTensorView>& tensors,
     cpuMatmul(op, operands, result, constant);
   else
     cpuLinear(op, operands, result, constant);
+}
+
+// An op runsInHostLibrary says yes to, through its library.
+void runInLibrary(const Op& op, const std::vector<ConstTensorView>& operands,
+                  const TensorView& result) {
+  switch (op.kind) {
+    case OpKind::ScaledDotProductAttention:
+      cpuAttention(op, operands, result);
+      return;
+    case OpKind::LayerNorm:
+      cpuLayerNorm(op, operands, result);
+      return;
+    case OpKind::Softmax:
+    case OpKind::LogSoftmax:
+      cpuSoftmax(op, operands.at(0), result);
+      return;
+    default:
+      GXC_CHECK(false, "layer '{}': no host library runs {}", op.layerName(), opName(op.kind));
+  }
 }
 
 void checkResultType(const Op& root, const TensorView& result) {
@@ -204,18 +224,26 @@ void HostGeneratedKernels::run(const KernelStep& step, const std::vector<ConstTe
     }
     case StepKind::Generated:
       for (const Op* op : step.ops) checkIndices(*op, tensors);
-      if (root.kind == OpKind::ScaledDotProductAttention && step.ops.size() == 1 &&
-          !mode_.emulateBlocks && cpuAttentionPays(root)) {
-        cpuAttention(root, operandsOf(root, tensors), result);
-        return;
-      }
-      if (root.kind == OpKind::LayerNorm && step.ops.size() == 1 && !mode_.emulateBlocks &&
-          cpuLayerNormApplies(root)) {
-        cpuLayerNorm(root, operandsOf(root, tensors), result);
+      if (step.ops.size() == 1 && !mode_.emulateBlocks && runsInHostLibrary(root)) {
+        runInLibrary(root, operandsOf(root, tensors), result);
         return;
       }
       launch(byRoot_.at(&root), result, tensors);
       return;
+  }
+}
+
+bool runsInHostLibrary(const Op& op) {
+  switch (op.kind) {
+    case OpKind::ScaledDotProductAttention:
+      return cpuAttentionPays(op);
+    case OpKind::LayerNorm:
+      return cpuLayerNormApplies(op);
+    case OpKind::Softmax:
+    case OpKind::LogSoftmax:
+      return cpuSoftmaxApplies(op);
+    default:
+      return false;
   }
 }
 

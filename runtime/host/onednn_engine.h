@@ -6,7 +6,9 @@
 
 #include <cstddef>
 #include <cstdlib>
+#include <map>
 #include <memory>
+#include <mutex>
 
 namespace gxc {
 
@@ -25,6 +27,26 @@ dnnl::primitive_attr userScratchpad();
 dnnl::stream& threadStream();
 // The thread's scratchpad, at least `bytes` long.
 void* threadScratchpad(size_t bytes);
+
+// oneDNN primitives (with what their calls need) made once per key and kept for the process:
+// a model runs the same shapes at every step, and made at each call a primitive costs more
+// than a small problem's arithmetic. Safe from any thread (the sim platform's streams); an
+// entry, once made, never moves.
+template <typename Key, typename Prepared>
+class PreparedPrimitives {
+ public:
+  template <typename Make>
+  const Prepared& get(const Key& key, Make make) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_ptr<Prepared>& entry = prepared_[key];
+    if (!entry) entry = std::make_unique<Prepared>(make());
+    return *entry;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<Key, std::unique_ptr<Prepared>> prepared_;
+};
 
 // 64-byte aligned memory that only grows: a thread's buffer for one role (its scratchpad, a
 // blocked layout), reused by every primitive the thread runs (they run one at a time), so a

@@ -4,9 +4,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -124,12 +122,8 @@ PreparedMatmul prepare(const MatmulShape& s) {
 
 // Prepared matmuls by key, for the process: a model runs the same GEMMs every step.
 const PreparedMatmul& preparedMatmul(const MatmulShape& shape) {
-  static std::mutex mutex;
-  static std::map<MatmulShape, std::unique_ptr<PreparedMatmul>> prepared;
-  std::lock_guard<std::mutex> lock(mutex);
-  std::unique_ptr<PreparedMatmul>& entry = prepared[shape];
-  if (!entry) entry = std::make_unique<PreparedMatmul>(prepare(shape));
-  return *entry;
+  static PreparedPrimitives<MatmulShape, PreparedMatmul> prepared;
+  return prepared.get(shape, [&] { return prepare(shape); });
 }
 
 // The calling thread's memory objects per prepared matmul, pointed at each call's operands (as

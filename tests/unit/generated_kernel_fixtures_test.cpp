@@ -1,7 +1,7 @@
 // Every case of tests/fixtures/ops.json through the generated CUDA C++, compiled for the host:
 // all cases are ops of ONE graph, so one translation unit and one host build (cached) serve
-// them all (a convolution or a layer_norm runs through oneDNN and through its generated kernel,
-// both checked).
+// them all (a convolution, a layer_norm or a softmax runs through oneDNN and through its
+// generated kernel, both checked).
 // Each case's result is held to the reference interpreter's on the same operands,
 // within 1e-5 relative for f32 and 1e-2 for f16/bf16 (integers exactly); and every op that is
 // not a GEMM, a copy or a view must have been computed by a generated kernel, not by the
@@ -79,7 +79,7 @@ TEST_P(GeneratedKernelFixtureTest, GeneratedKernelMatchesTheReference) {
   for (const Value* value : op->operands) operands.push_back(&g.inputs.at(value->name));
   Tensor want = evaluateReferenceOp(*op, operands);
   expectCloseToReference(got, want, "");
-  if (step->kind == StepKind::Conv || op->kind == OpKind::LayerNorm) {
+  if (step->kind == StepKind::Conv || runsInHostLibrary(*op)) {
     // The library ran it above (oneDNN); its generated kernel (what the cuda platform runs)
     // must agree with the reference too.
     Tensor generated(type.dtype, type.shape);

@@ -1,0 +1,107 @@
+#include "runtime/host/cpu_softmax.h"
+
+#include <algorithm>
+#include <limits>
+#include <tuple>
+#include <vector>
+
+#include <omp.h>
+
+#include "ir/diagnostic.h"
+#include "ir/infer_type.h"
+#include "runtime/host/onednn_engine.h"
+
+namespace gxc {
+namespace {
+
+using dnnl::memory;
+
+// x as [outer, length, inner], the axis in the middle.
+struct SoftmaxShape {
+  int64_t outer = 1, length = 1, inner = 1;
+};
+
+SoftmaxShape softmaxShapeOf(const Op& op) {
+  const Shape& shape = op.operands[0]->type.shape;
+  SoftmaxShape s;
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  const int64_t axis = normalizeAxis(op.attrs.getInt("axis", -1), rank).value();
+  for (int64_t d = 0; d < axis; ++d) s.outer *= shape[d];
+  s.length = shape[axis];
+  for (int64_t d = axis + 1; d < rank; ++d) s.inner *= shape[d];
+  return s;
+}
+
+struct PreparedSoftmax {
+  dnnl::softmax_v2_forward primitive;
+  memory::desc data, scratchpad;
+};
+
+PreparedSoftmax prepare(bool logarithmic, int64_t rows, int64_t length) {
+  memory::desc data({rows, length}, memory::data_type::f32, memory::format_tag::ab);
+  dnnl::softmax_v2_forward::primitive_desc pd(
+      dnnl::softmax_v2_forward::desc(
+          dnnl::prop_kind::forward_inference,
+          logarithmic ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate, data,
+          data, 1),
+      userScratchpad(), oneDnnEngine());
+  return {dnnl::softmax_v2_forward(pd), data, pd.scratchpad_desc()};
+}
+
+// Whether any of `count` elements is a NaN or +inf: oneDNN's softmax skips a NaN when it takes
+// a row's max, and gives 0 beside an inf, where torch's softmax (and the reference) gives NaN
+// across the row. One vectorized pass over the input: 0.09 ms for 2^20 floats on one thread
+// here, a tenth of the softmax.
+bool anyNaNOrInfinity(const float* x, int64_t count) {
+  constexpr float kInfinity = std::numeric_limits<float>::infinity();
+  int found = 0;  // an int |, not a bool ||: a short-circuit keeps the loop from vectorizing
+#pragma omp parallel for simd reduction(| : found) if (count >= (int64_t{1} << 18))
+  for (int64_t i = 0; i < count; ++i) found |= !(x[i] < kInfinity);
+  return found != 0;
+}
+
+// The rows of `in` that hold a NaN or +inf, found before a softmax in place overwrites them.
+std::vector<int64_t> rowsOfNaN(const float* in, int64_t rows, int64_t length) {
+  std::vector<int64_t> found;
+  if (!anyNaNOrInfinity(in, rows * length)) return found;
+  for (int64_t r = 0; r < rows; ++r)
+    if (anyNaNOrInfinity(in + r * length, length)) found.push_back(r);
+  return found;
+}
+
+}  // namespace
+
+void onednnSoftmax(bool logarithmic, int64_t rows, int64_t length, const float* in, float* out) {
+  if (rows == 0 || length == 0) return;
+  static PreparedPrimitives<std::tuple<bool, int64_t, int64_t, int>, PreparedSoftmax> prepared;
+  const PreparedSoftmax& p = prepared.get({logarithmic, rows, length, omp_get_max_threads()},
+                                          [&] { return prepare(logarithmic, rows, length); });
+  const std::vector<int64_t> nanRows = rowsOfNaN(in, rows, length);
+  const dnnl::engine& engine = oneDnnEngine();
+  dnnl::stream& stream = threadStream();
+  // oneDNN takes its source as a mutable handle; it only reads it.
+  p.primitive.execute(stream,
+                      {{DNNL_ARG_SRC, memory(p.data, engine, const_cast<float*>(in))},
+                       {DNNL_ARG_DST, memory(p.data, engine, out)},
+                       {DNNL_ARG_SCRATCHPAD,
+                        memory(p.scratchpad, engine, threadScratchpad(p.scratchpad.get_size()))}});
+  stream.wait();
+  for (int64_t row : nanRows)
+    std::fill_n(out + row * length, length, std::numeric_limits<float>::quiet_NaN());
+}
+
+bool cpuSoftmaxApplies(const Op& op) {
+  GXC_CHECK(op.kind == OpKind::Softmax || op.kind == OpKind::LogSoftmax,
+            "layer '{}': {} is not a softmax", op.layerName(), opName(op.kind));
+  return op.operands[0]->type.dtype == DType::F32 && op.operands[0]->type.numel() > 0 &&
+         softmaxShapeOf(op).inner == 1;
+}
+
+void cpuSoftmax(const Op& op, const ConstTensorView& x, TensorView result) {
+  GXC_CHECK(cpuSoftmaxApplies(op), "layer '{}': a softmax oneDNN does not run", op.layerName());
+  const SoftmaxShape s = softmaxShapeOf(op);
+  onednnSoftmax(op.kind == OpKind::LogSoftmax, s.outer, s.length, x.as<float>(),
+                result.as<float>());
+}
+
+}  // namespace gxc
