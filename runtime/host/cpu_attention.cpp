@@ -64,13 +64,12 @@ class MaskIndex {
 };
 
 // The causal bound and the mask, applied to the scores of batch entries [first, first +
-// count); the rows left with no key to attend, set to NaN after the softmax.
-std::vector<int64_t> maskScores(const Op& op, const AttentionShape& s, const ConstTensorView* mask,
-                                int64_t first, int64_t count, float* scores) {
+// count). A row left with no key to attend is -inf only, which the softmax makes NaN.
+void maskScores(const Op& op, const AttentionShape& s, const ConstTensorView* mask, int64_t first,
+                int64_t count, float* scores) {
   constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
   const bool causal = op.attrs.getBool("is_causal", false);
-  std::vector<int64_t> emptyRows;
-  if (!causal && !mask) return emptyRows;
+  if (!causal && !mask) return;
   Shape scoresShape(op.operands[0]->type.shape.begin(), op.operands[0]->type.shape.end() - 1);
   scoresShape.push_back(s.keys);
   std::optional<MaskIndex> index;
@@ -90,11 +89,8 @@ std::vector<int64_t> maskScores(const Op& op, const AttentionShape& s, const Con
           for (int64_t key = 0; key < s.keys; ++key) row[key] += mask->loadFloat(at + key * step);
         }
       }
-      if (std::all_of(row, row + s.keys, [](float x) { return x == kMinusInf; }))
-        emptyRows.push_back(b * s.queries + l);
     }
   }
-  return emptyRows;
 }
 
 }  // namespace
@@ -133,10 +129,8 @@ void cpuAttention(const Op& op, const std::vector<ConstTensorView>& operands, Te
     const int64_t count = std::min(group, s.batches - first);
     onednnBatchedSgemm(count, false, /*transB=*/true, s.queries, s.keys, s.width, scale,
                        q + first * s.queries * s.width, k + first * s.keys * s.width, scores.get());
-    std::vector<int64_t> emptyRows = maskScores(op, s, mask, first, count, scores.get());
+    maskScores(op, s, mask, first, count, scores.get());
     onednnSoftmax(false, count * s.queries, s.keys, scores.get(), scores.get());
-    for (int64_t row : emptyRows)
-      std::fill_n(scores.get() + row * s.keys, s.keys, std::numeric_limits<float>::quiet_NaN());
     onednnBatchedSgemm(count, false, false, s.queries, s.valueWidth, s.keys, 1.0f, scores.get(),
                        v + first * s.keys * s.valueWidth, out + first * s.queries * s.valueWidth);
   }

@@ -48,10 +48,8 @@ PreparedSoftmax prepare(bool logarithmic, int64_t rows, int64_t length) {
   return {dnnl::softmax_v2_forward(pd), data, pd.scratchpad_desc()};
 }
 
-// Whether any of `count` elements is a NaN or +inf: oneDNN's softmax skips a NaN when it takes
-// a row's max, and gives 0 beside an inf, where torch's softmax (and the reference) gives NaN
-// across the row. One vectorized pass over the input: 0.09 ms for 2^20 floats on one thread
-// here, a tenth of the softmax.
+// Whether any of `count` elements is a NaN or +inf. One vectorized pass over the input: 0.09 ms
+// for 2^20 floats on one thread here, a tenth of the softmax.
 bool anyNaNOrInfinity(const float* x, int64_t count) {
   constexpr float kInfinity = std::numeric_limits<float>::infinity();
   int found = 0;  // an int |, not a bool ||: a short-circuit keeps the loop from vectorizing
@@ -60,7 +58,10 @@ bool anyNaNOrInfinity(const float* x, int64_t count) {
   return found != 0;
 }
 
-// The rows of `in` that hold a NaN or +inf, found before a softmax in place overwrites them.
+// The rows of `in` that hold a NaN or +inf, found before a softmax in place overwrites them:
+// oneDNN's softmax skips a NaN when it takes a row's max and gives 0 beside a +inf, where torch
+// (and the reference) gives a row of NaN. A row of -inf only (attention's query that attends no
+// key) oneDNN makes NaN itself, as torch does (cpu_row_library_test.cpp holds it to that).
 std::vector<int64_t> rowsOfNaN(const float* in, int64_t rows, int64_t length) {
   std::vector<int64_t> found;
   if (!anyNaNOrInfinity(in, rows * length)) return found;
@@ -97,10 +98,12 @@ bool cpuSoftmaxApplies(const Op& op) {
          softmaxShapeOf(op).inner == 1;
 }
 
-void cpuSoftmax(const Op& op, const ConstTensorView& x, TensorView result) {
+void cpuSoftmax(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result) {
   GXC_CHECK(cpuSoftmaxApplies(op), "layer '{}': a softmax oneDNN does not run", op.layerName());
+  GXC_CHECK(operands.size() == 1, "layer '{}': softmax given {} operands", op.layerName(),
+            operands.size());
   const SoftmaxShape s = softmaxShapeOf(op);
-  onednnSoftmax(op.kind == OpKind::LogSoftmax, s.outer, s.length, x.as<float>(),
+  onednnSoftmax(op.kind == OpKind::LogSoftmax, s.outer, s.length, operands[0].as<float>(),
                 result.as<float>());
 }
 

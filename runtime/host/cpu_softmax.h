@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "ir/graph.h"
 #include "tensor/tensor.h"
@@ -20,14 +21,15 @@
 namespace gxc {
 
 // Softmax (or, `logarithmic`, log_softmax) of each of `rows` rows of `length` f32 elements,
-// dense and row-major, from `in` to `out`, which may be the same. A row holding a NaN or +inf
-// is NaN, as in torch.
+// dense and row-major, from `in` to `out`, which may be the same. A row holding a NaN or +inf,
+// or of -inf only, is NaN, as in torch.
 void onednnSoftmax(bool logarithmic, int64_t rows, int64_t length, const float* in, float* out);
 
 // Whether `op` (a softmax or log_softmax) runs here rather than in its generated kernel: f32,
 // not empty, along the last axis.
 bool cpuSoftmaxApplies(const Op& op);
 
-void cpuSoftmax(const Op& op, const ConstTensorView& x, TensorView result);
+// `operands` is x alone, as the op's; `result` is its result.
+void cpuSoftmax(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result);
 
 }  // namespace gxc

@@ -35,25 +35,6 @@ void gemm(const Op& op, const std::map<const Value*, ConstTensorView>& tensors,
     cpuLinear(op, operands, result, constant);
 }
 
-// An op runsInHostLibrary says yes to, through its library.
-void runInLibrary(const Op& op, const std::vector<ConstTensorView>& operands,
-                  const TensorView& result) {
-  switch (op.kind) {
-    case OpKind::ScaledDotProductAttention:
-      cpuAttention(op, operands, result);
-      return;
-    case OpKind::LayerNorm:
-      cpuLayerNorm(op, operands, result);
-      return;
-    case OpKind::Softmax:
-    case OpKind::LogSoftmax:
-      cpuSoftmax(op, operands.at(0), result);
-      return;
-    default:
-      GXC_CHECK(false, "layer '{}': no host library runs {}", op.layerName(), opName(op.kind));
-  }
-}
-
 void checkResultType(const Op& root, const TensorView& result) {
   const TensorType& type = root.result->type;
   GXC_CHECK(result.dtype() == type.dtype && result.shape() == type.shape,
@@ -116,8 +97,12 @@ HostGeneratedKernels::HostGeneratedKernels(const Graph& graph, KernelCache cache
                                        : channelsLastValues(graph, steps_)) {
   if (source_.kernels.empty()) return;  // nothing to build: GEMMs, copies and views only
   library_ = std::make_unique<HostKernelLibrary>(source_.text, cache_, mode_.emulateBlocks);
-  for (const CudaKernel& kernel : source_.kernels)
-    byRoot_[kernel.ops.back()] = {&kernel, library_->kernel(kernel.name)};
+  for (const CudaKernel& kernel : source_.kernels) {
+    const Op* root = kernel.ops.back();
+    HostLibraryCall call =
+        kernel.ops.size() == 1 && !mode_.emulateBlocks ? hostLibraryCallFor(*root) : nullptr;
+    byRoot_[root] = {&kernel, library_->kernel(kernel.name), call};
+  }
 }
 
 void HostGeneratedKernels::launch(const Loaded& loaded, const TensorView& output,
@@ -222,28 +207,29 @@ void HostGeneratedKernels::run(const KernelStep& step, const std::vector<ConstTe
       launch(byRoot_.at(&root), result, tensors);
       return;
     }
-    case StepKind::Generated:
+    case StepKind::Generated: {
       for (const Op* op : step.ops) checkIndices(*op, tensors);
-      if (step.ops.size() == 1 && !mode_.emulateBlocks && runsInHostLibrary(root)) {
-        runInLibrary(root, operandsOf(root, tensors), result);
-        return;
-      }
-      launch(byRoot_.at(&root), result, tensors);
+      const Loaded& loaded = byRoot_.at(&root);
+      if (loaded.libraryCall)
+        loaded.libraryCall(root, operandsOf(root, tensors), result);
+      else
+        launch(loaded, result, tensors);
       return;
+    }
   }
 }
 
-bool runsInHostLibrary(const Op& op) {
+HostLibraryCall hostLibraryCallFor(const Op& op) {
   switch (op.kind) {
     case OpKind::ScaledDotProductAttention:
-      return cpuAttentionPays(op);
+      return cpuAttentionPays(op) ? &cpuAttention : nullptr;
     case OpKind::LayerNorm:
-      return cpuLayerNormApplies(op);
+      return cpuLayerNormApplies(op) ? &cpuLayerNorm : nullptr;
     case OpKind::Softmax:
     case OpKind::LogSoftmax:
-      return cpuSoftmaxApplies(op);
+      return cpuSoftmaxApplies(op) ? &cpuSoftmax : nullptr;
     default:
-      return false;
+      return nullptr;
   }
 }
 

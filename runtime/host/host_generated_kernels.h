@@ -39,11 +39,15 @@ namespace gxc {
 const Value* dataIndexOperand(const Op& op);
 void checkDataIndices(const Op& op, const ConstTensorView& indices);
 
-// Whether the host runs `op`, alone in its step, through oneDNN rather than its generated
-// kernel (unless GPU blocks are emulated): an f32 attention with the work to pay for it, an f32
-// layer_norm, softmax or log_softmax. The kernels run one row per block, summing in double;
-// the library's are vectorized over the row (cpu_attention.h, cpu_layer_norm.h, cpu_softmax.h).
-bool runsInHostLibrary(const Op& op);
+// A library call that computes an op from its operands' tensors into its result.
+using HostLibraryCall = void (*)(const Op&, const std::vector<ConstTensorView>&, TensorView);
+
+// The call the host runs `op` through, alone in its step, rather than its generated kernel
+// (unless GPU blocks are emulated), or null: oneDNN for an f32 attention with the work to pay
+// for it, an f32 layer_norm, softmax or log_softmax. The kernels run one row per block, summing
+// in double; the library's are vectorized over the row (cpu_attention.h, cpu_layer_norm.h,
+// cpu_softmax.h).
+HostLibraryCall hostLibraryCallFor(const Op& op);
 
 // How generated kernels run on the host: blockDim 1 (the fast way), or every GPU thread
 // emulated (--emulate-gpu-blocks: the GPU's launch configuration, or `block` threads per
@@ -73,7 +77,7 @@ class HostGeneratedKernels {
   // (constant_weights.h); without it they are packed at every call.
   void run(const KernelStep& step, const std::vector<ConstTensorView>& inputs,
            const TensorView& result, ConstantWeights* constant = nullptr) const;
-  // A Conv step, or a generated step `run` hands to a library (runsInHostLibrary), through its
+  // A Conv step, or a generated step `run` hands to a library (hostLibraryCallFor), through its
   // generated kernels instead: the second implementation the tests hold the library to.
   void runGeneratedKernel(const KernelStep& step, const std::vector<ConstTensorView>& inputs,
                           const TensorView& result) const;
@@ -82,6 +86,7 @@ class HostGeneratedKernels {
   struct Loaded {
     const CudaKernel* kernel;
     HostKernelLibrary::Kernel function;
+    HostLibraryCall libraryCall;  // what `run` calls instead of the kernel, where not null
   };
 
   void launch(const Loaded& loaded, const TensorView& output,

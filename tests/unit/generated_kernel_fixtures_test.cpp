@@ -79,7 +79,7 @@ TEST_P(GeneratedKernelFixtureTest, GeneratedKernelMatchesTheReference) {
   for (const Value* value : op->operands) operands.push_back(&g.inputs.at(value->name));
   Tensor want = evaluateReferenceOp(*op, operands);
   expectCloseToReference(got, want, "");
-  if (step->kind == StepKind::Conv || runsInHostLibrary(*op)) {
+  if (step->kind == StepKind::Conv || hostLibraryCallFor(*op)) {
     // The library ran it above (oneDNN); its generated kernel (what the cuda platform runs)
     // must agree with the reference too.
     Tensor generated(type.dtype, type.shape);
