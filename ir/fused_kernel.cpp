@@ -195,12 +195,21 @@ KernelRole kernelRole(const Op& op) {
   if (op.kind == OpKind::Conv2d) return KernelRole::Conv;
   if (op.kind == OpKind::Linear) return KernelRole::Gemm;
   if (op.kind == OpKind::Matmul) {
-    // Batched (3-D) matmuls are left alone: cuBLASLt's bias epilogue is per matrix.
+    // Other batched (3-D) matmuls are left alone: cuBLASLt's bias epilogue is per matrix.
+    if (isRowStackedMatmul(op)) return KernelRole::Gemm;
     for (const Value* operand : op.operands)
       if (operand->type.known && operand->type.rank() != 2) return KernelRole::None;
     return KernelRole::Gemm;
   }
   return KernelRole::None;
+}
+
+bool isRowStackedMatmul(const Op& op) {
+  if (op.kind != OpKind::Matmul || op.operands.size() != 2) return false;
+  const TensorType& a = op.operands[0]->type;
+  const TensorType& b = op.operands[1]->type;
+  return a.known && b.known && a.rank() == 3 && b.rank() == 2 &&
+         !op.attrs.getBool("transpose_a", false);
 }
 
 bool isGemmBiasAdd(const Op& gemm, const Op& add) {
@@ -212,8 +221,8 @@ bool isGemmBiasAdd(const Op& gemm, const Op& add) {
   if ((a == product) == (b == product)) return false;  // reads it exactly once
   const Value* bias = a == product ? b : a;
   const TensorType& out = product->type;
-  return out.known && bias->type.known && out.rank() == 2 && bias->type.rank() == 1 &&
-         bias->type.shape[0] == out.shape[1] && bias->type.dtype == out.dtype;
+  return out.known && bias->type.known && out.rank() >= 2 && bias->type.rank() == 1 &&
+         bias->type.shape[0] == out.shape.back() && bias->type.dtype == out.dtype;
 }
 
 bool isGemmActivation(const Op& op) {

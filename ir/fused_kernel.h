@@ -16,7 +16,8 @@
 //     per-channel operands are read at its dim 1 and are never members: only its first
 //     operand may be computed in the kernel), *anchor* (the float
 //     reductions of isReduction, softmax log_softmax layer_norm rms_norm group_norm) or *GEMM*
-//     (matmul of 2-D operands, transposed or not; linear);
+//     (matmul of 2-D operands, transposed or not, or of a row stack and a matrix
+//     (isRowStackedMatmul); linear);
 //   - at most one anchor. Only its first operand may be computed in the kernel, by the
 //     *prologue*: the members it is computed from, which the anchor evaluates wherever it
 //     reads its input. The other members, the *tail*, are computed at each element of the
@@ -61,6 +62,11 @@ constexpr size_t kMaxGemmEpilogue = 4;
 
 // What `op` may be in a fused kernel; None: never a member. Reads the types where known.
 KernelRole kernelRole(const Op& op);
+// Whether `op` is a matmul of a 3-D a, not transposed, and one 2-D b (ONNX's MatMul of
+// [batch, seq, in] activations by [in, out] weights): its batch entries are one GEMM of
+// batch x m rows, as a linear's leading dims are, and its result [batch, m, n] is that GEMM's
+// row-major product. The host, cuBLASLt and the cost model all run it as one GEMM.
+bool isRowStackedMatmul(const Op& op);
 // Whether `add` adds a bias to `gemm`'s result as CUBLASLT_EPILOGUE_BIAS does: gemm is a
 // matmul, add reads its result and a 1-D value of its last dim and dtype.
 bool isGemmBiasAdd(const Op& gemm, const Op& add);

@@ -60,7 +60,9 @@
 //        Any other chain is legal there (ir/fused_kernel.h) but runs as a generated kernel on
 //        the GEMM's result, which saves only a launch and makes the GEMM wait for what the
 //        chain reads (a residual copied from another GPU, the other shard's partial sum of a
-//        split layer) where it could have run first. Batched (3-D) matmuls are left unfused.
+//        split layer) where it could have run first. A matmul of a 3-D a by one matrix
+//        (ONNX's MatMul over [batch, seq, in]) is one GEMM over its stacked rows and fuses as
+//        a 2-D one does; other batched (3-D) matmuls are left unfused.
 //        Nothing else joins a GEMM kernel, whose code is the library's, not ours.
 //      - a convolution (conv2d) only first, followed only by a chain of batch_norm, relu and
 //        residual adds (ir/fused_kernel.h): what oneDNN applies as post-ops while the output

@@ -4,6 +4,7 @@
 
 #include "ir/conv_geometry.h"
 #include "ir/diagnostic.h"
+#include "ir/fused_kernel.h"
 #include "ir/pool_geometry.h"
 
 namespace gxc {
@@ -28,6 +29,10 @@ GemmShape gemmShape(const Op& op) {
     shape.m = result[result.size() - 2];
     shape.n = result.back();
     shape.batch = result.size() == 3 ? result[0] : 1;
+    if (isRowStackedMatmul(op)) {  // run as one GEMM over the stacked rows
+      shape.m *= shape.batch;
+      shape.batch = 1;
+    }
     return shape;
   }
   GXC_CHECK(op.kind == OpKind::Linear, "layer '{}': gemmShape of a {} op", op.layerName(),

@@ -37,6 +37,10 @@ std::optional<CudaGemm> describeGemm(const Op& op) {
     gemm.transposeB = op.attrs.getBool("transpose_b", false);
     gemm.aValue = op.operands[0];
     gemm.bValue = op.operands[1];
+    if (isRowStackedMatmul(op)) {  // one GEMM over the stacked rows: a bias epilogue applies
+      gemm.a = {gemm.a[0] * gemm.a[1], gemm.a[2]};
+      gemm.out = {gemm.out[0] * gemm.out[1], gemm.out[2]};
+    }
     return gemm;
   }
   // linear: x [..., K] is a stack of M rows; W [N, K] is used transposed; y [..., N].

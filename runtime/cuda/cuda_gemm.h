@@ -4,8 +4,10 @@
 // Row-major tensors meet column-major cuBLASLt through the identity (A B)^T = B^T A^T: a
 // row-major M x N result is a column-major N x M one, so cuBLASLt computes D = op(B) op(A)
 // with m = N, n = M, and the bias (1-D over the last dim, N) is its per-row bias vector.
-// Batched operands become one strided-batch call where the batch broadcasts with a constant
-// stride (equal batch dims, or a single matrix reused: stride 0), else one call per matrix.
+// A 3-D a by one matrix (isRowStackedMatmul) is one GEMM over a's stacked rows, as a linear's
+// leading dims are. Other batched operands become one strided-batch call where the batch
+// broadcasts with a constant stride (equal batch dims, or a single matrix reused: stride 0),
+// else one call per matrix.
 //
 // Precision: f32 uses CUBLAS_COMPUTE_32F, so results match the reference within f32
 // rounding; GXC_ALLOW_TF32=1 opts in to CUBLAS_COMPUTE_32F_FAST_TF32 (10-bit mantissa inputs,

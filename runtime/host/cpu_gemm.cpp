@@ -145,8 +145,12 @@ void matmulIn(const Op& op, const std::vector<ConstTensorView>& operands, Tensor
   const TensorType& type = op.result->type;
   int64_t m = type.shape[type.shape.size() - 2], n = type.shape.back();
   int64_t k = transA ? a.shape()[a.shape().size() - 2] : a.shape().back();
-  checkGemmSize(op, m, n, k);
   int64_t batch = type.shape.size() == 3 ? type.shape[0] : 1;
+  if (isRowStackedMatmul(op)) {  // one GEMM over every batch entry's rows
+    m *= batch;
+    batch = 1;
+  }
+  checkGemmSize(op, m, n, k);
   // A 2-D operand of a batched matmul, or a batch of 1, is broadcast: its stride is 0.
   int64_t strideA = a.rank() == 3 && a.shape()[0] > 1 ? m * k : 0;
   int64_t strideB = b.rank() == 3 && b.shape()[0] > 1 ? k * n : 0;
@@ -192,7 +196,7 @@ bool takesPostOps(const Op& op, const std::vector<ConstTensorView>& operands,
   if (result.dtype() != DType::F32 || result.numel() == 0) return false;
   for (const ConstTensorView& operand : operands)
     if (operand.dtype() != DType::F32 || operand.numel() == 0) return false;
-  return op.kind == OpKind::Linear || result.rank() == 2;
+  return op.kind == OpKind::Linear || result.rank() == 2 || isRowStackedMatmul(op);
 }
 
 }  // namespace

@@ -83,6 +83,26 @@ graph @g(%a: f32[17,9] @cpu, %b: f32[33,9] @cpu, %bias: f32[33] @cpu, %res: f32[
 })");
 }
 
+// A matmul of [batch, rows, in] by one matrix (ONNX's MatMul of a linear layer) is one GEMM
+// over the stacked rows, its bias, exact gelu and residual its post-ops; transposed b too.
+TEST(CpuGemmEpilogueTest, RowStackedMatmulWithBiasExactGeluAndResidual) {
+  expectPostOpsMatchTheReference(R"(
+graph @g(%a: f32[3,7,24] @cpu, %b: f32[24,40] @cpu, %bias: f32[40] @cpu, %res: f32[3,7,40] @cpu) -> (r) {
+  %p = matmul %a, %b {kernel = "k0"} : f32[3,7,40] @cpu
+  %q = add %bias, %p {kernel = "k0"} : f32[3,7,40] @cpu
+  %g = gelu %q {kernel = "k0"} : f32[3,7,40] @cpu
+  %r = add %g, %res {kernel = "k0"} : f32[3,7,40] @cpu
+  return %r
+})");
+  expectPostOpsMatchTheReference(R"(
+graph @g(%a: f32[2,5,16] @cpu, %b: f32[12,16] @cpu, %bias: f32[12] @cpu) -> (r) {
+  %p = matmul %a, %b {kernel = "k0", transpose_b = true} : f32[2,5,12] @cpu
+  %q = add %p, %bias {kernel = "k0"} : f32[2,5,12] @cpu
+  %r = relu %q {kernel = "k0"} : f32[2,5,12] @cpu
+  return %r
+})");
+}
+
 // Two residuals, each its own post-op operand, in order.
 TEST(CpuGemmEpilogueTest, TwoResidualsInOrder) {
   expectPostOpsMatchTheReference(R"(

@@ -8,6 +8,7 @@
 
 #include "cuda_test_helpers.h"
 #include "cuda_tolerances.h"
+#include "ir/kernel_steps.h"
 #include "ir/parser.h"
 #include "output_compare.h"
 #include "random_tensor.h"
@@ -224,6 +225,29 @@ graph @g(%a: f32[32,16] @cpu, %b: f32[16,8] @cpu, %c: f32[8,32] @cpu) -> (p, q) 
 
 // Batched matmuls: a shared right operand (stride 0), equal batches (one strided call), and
 // batches that broadcast both ways (one call per matrix); with transposes.
+// A 3-D a by one matrix is described as one GEMM over the stacked rows, so that a fused
+// bias add is cuBLASLt's bias epilogue (a vector over the rows of one matrix); needs no GPU.
+TEST(CudaGemmTest, RowStackedMatmulIsOneGemmWithTheBiasEpilogue) {
+  auto graph = parseGraph(R"(
+graph @g(%a: f32[3,16,24] @cuda:0, %b: f32[24,8] @cuda:0, %bias: f32[8] @cuda:0) -> (r) {
+  %p = matmul %a, %b {kernel = "k0"} : f32[3,16,8] @cuda:0
+  %q = add %bias, %p {kernel = "k0"} : f32[3,16,8] @cuda:0
+  %r = relu %q {kernel = "k0"} : f32[3,16,8] @cuda:0
+  return %r
+})",
+                          "stacked.gxir");
+  KernelSteps steps(*graph);
+  ASSERT_EQ(steps.steps().size(), 1u);
+  CudaGemm gemm = describeGemm(steps.steps().front());
+  EXPECT_EQ(gemm.a, (Shape{48, 24}));
+  EXPECT_EQ(gemm.b, (Shape{24, 8}));
+  EXPECT_EQ(gemm.out, (Shape{48, 8}));
+  EXPECT_TRUE(gemm.bias);
+  EXPECT_EQ(gemm.biasValue, graph->inputs()[2]);
+  EXPECT_EQ(gemm.activation, GemmActivation::Relu);
+  EXPECT_FALSE(gemm.generatedEpilogue);
+}
+
 TEST(CudaGemmTest, BatchedAndTransposedMatmulsMatchTheReference) {
   GXC_REQUIRE_GPUS(1);
   struct Case {
@@ -233,7 +257,8 @@ TEST(CudaGemmTest, BatchedAndTransposedMatmulsMatchTheReference) {
   for (const Case& c : {Case{{2, 3, 16, 24}, {24, 8}, {2, 3, 16, 8}, false, false},
                         Case{{4, 16, 24}, {4, 24, 8}, {4, 16, 8}, false, false},
                         Case{{2, 1, 24, 16}, {1, 3, 8, 24}, {2, 3, 16, 8}, true, true},
-                        Case{{5, 7}, {9, 7}, {5, 9}, false, true}}) {
+                        Case{{5, 7}, {9, 7}, {5, 9}, false, true},
+                        Case{{3, 16, 24}, {8, 24}, {3, 16, 8}, false, true}}) {
     auto shape = [](const Shape& s) {
       std::string text = "f32[";
       for (size_t i = 0; i < s.size(); ++i) text += (i ? "," : "") + std::to_string(s[i]);

@@ -371,6 +371,25 @@ graph @mbrr(%a: f32[6,5] @cpu, %b: f32[5,7] @cpu, %bias: f32[7] @cpu, %res: f32[
   return %r
 })",
        5},
+      // A matmul of [batch, rows, in] by one matrix: one GEMM over the stacked rows, its
+      // epilogue over the 3-D product.
+      {"row_stacked_matmul_bias_gelu_residual", R"(
+graph @rsm(%a: f32[2,3,5] @cpu, %b: f32[5,7] @cpu, %bias: f32[7] @cpu, %res: f32[2,3,7] @cpu) -> (r) {
+  %p = matmul %a, %b {kernel = "k0"} : f32[2,3,7] @cpu
+  %q = add %bias, %p {kernel = "k0"} : f32[2,3,7] @cpu
+  %g = gelu %q {kernel = "k0"} : f32[2,3,7] @cpu
+  %r = add %g, %res {kernel = "k0"} : f32[2,3,7] @cpu
+  return %r
+})",
+       4},
+      {"f16_row_stacked_matmul_bias_relu", R"(
+graph @hrsm(%a: f16[3,4,16] @cpu, %b: f16[8,16] @cpu, %bias: f16[8] @cpu) -> (r) {
+  %p = matmul %a, %b {kernel = "k0", transpose_b = true} : f16[3,4,8] @cpu
+  %q = add %p, %bias {kernel = "k0"} : f16[3,4,8] @cpu
+  %r = relu %q {kernel = "k0"} : f16[3,4,8] @cpu
+  return %r
+})",
+       3, 1e-2},
       {"f16_linear_residual_gelu", R"(
 graph @hlrg(%x: f16[4,8] @cpu, %w: f16[6,8] @cpu, %res: f16[4,6] @cpu) -> (r) {
   %p = linear %x, %w {bias = false, in_features = 8, kernel = "k0", out_features = 6} : f16[4,6] @cpu

@@ -119,6 +119,30 @@ TEST(SimCostModelTest, SmallAndSkinnyGemmsRunFarBelowPeak) {
   EXPECT_DOUBLE_EQ(gemmFlops(opNamed(*graph, "mmt")), 2.0 * 200 * 200 * 1000);
 }
 
+// A 3-D a by one matrix runs as one GEMM over the stacked rows (isRowStackedMatmul), as the
+// platforms run it; a transposed 3-D a or a 3-D b stays a batch of GEMMs.
+TEST(SimCostModelTest, RowStackedMatmulIsOneGemm) {
+  auto graph = parseGraph(R"(graph @stacked(%a: f32[8,128,512] @cuda:0, %w: f32[512,2048] @cuda:0,
+                                            %at: f32[8,512,128] @cuda:0, %w3: f32[8,512,2048] @cuda:0) -> (s) {
+  %s = matmul %a, %w : f32[8,128,2048] @cuda:0
+  %t = matmul %at, %w {transpose_a = true} : f32[8,128,2048] @cuda:0
+  %b = matmul %a, %w3 : f32[8,128,2048] @cuda:0
+  return %s
+})",
+                          "stacked.gxir");
+  GemmShape stacked = gemmShape(opNamed(*graph, "s"));
+  EXPECT_EQ(stacked.batch, 1);
+  EXPECT_EQ(stacked.m, 8 * 128);
+  EXPECT_EQ(stacked.n, 2048);
+  EXPECT_EQ(stacked.k, 512);
+  for (const char* batched : {"t", "b"}) {
+    GemmShape shape = gemmShape(opNamed(*graph, batched));
+    EXPECT_EQ(shape.batch, 8) << batched;
+    EXPECT_EQ(shape.m, 128) << batched;
+  }
+  EXPECT_DOUBLE_EQ(gemmFlops(opNamed(*graph, "s")), gemmFlops(opNamed(*graph, "b")));
+}
+
 TEST(SimCostModelTest, GemmEfficiencyAndTimeAreMonotoneInEveryDimension) {
   const CostTable& costs = h100SxmCosts();
   const std::vector<int64_t> sizes = {1, 7, 64, 127, 128, 129, 500, 2048, 16384, 100000};
