@@ -284,7 +284,13 @@ ImportedOnnx OnnxImporter::run() {
   builderOptions.inMemoryWeights = weights_;
   builder_ = std::make_unique<ModelBuilder>(model_.path, model_.directory.string(), builderOptions);
   builder_->beginModel(root_, SourceLoc{model_.path, 0, 0});
-  for (size_t k = 0; k < order_.size(); ++k) translate(*order_[k], indexOf_[k]);
+  findGelus();
+  for (size_t k = 0; k < order_.size(); ++k) {
+    // A GELU's members: its layer at the first, nothing at the others (unless it was refused,
+    // which leaves them all to their translators).
+    if (absorbed_[k] && (!gelus_.count(k) || emitGelu(k))) continue;
+    translate(*order_[k], indexOf_[k]);
+  }
   declareOutputs();
   result_.graph = builder_->finishModel(root_);
   if (params_.size() > 0) root_["params"] = params_;

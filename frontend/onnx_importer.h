@@ -4,9 +4,11 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "frontend/model_builder.h"
 #include "frontend/onnx_file.h"
@@ -22,6 +24,16 @@ struct OnnxConstant {
   bool fromDynamicAxes = false;
 };
 
+// A GELU the exporter wrote out as arithmetic (onnx_gelu.cpp): its nodes (ordered positions,
+// the first first), the root among them, x, and the form.
+struct OnnxGelu {
+  std::vector<size_t> members;
+  size_t root = 0;
+  std::string x;
+  bool tanh = false;
+  size_t constantRank = 0;  // the largest rank of its constants, which broadcast against x
+};
+
 class OnnxImporter {
  public:
   OnnxImporter(const std::string& path, const ModelOptions& options, bool forImport);
@@ -35,6 +47,14 @@ class OnnxImporter {
   void declareInputs(YAML::Node& inputs);
   void translate(const onnx::NodeProto& proto, int index);
   void declareOutputs();
+  // GELUs written out as arithmetic (onnx_gelu.cpp): found before any node is translated, each
+  // emitted as one `gelu` layer at its first node (emitGelu: false, leaving its nodes to their
+  // translators, where x turns out not to be a computed float tensor).
+  void findGelus();
+  std::optional<OnnxGelu> geluRootedAt(size_t root, const std::string& forcedLeaf,
+                                       std::vector<std::string>* readTwice);
+  std::optional<double> importScalar(const std::string& name, size_t& rank);
+  bool emitGelu(size_t first);
 
   // A valid gxc name, not yet used, made from an ONNX name.
   std::string uniqueName(const std::string& onnxName);
@@ -58,6 +78,10 @@ class OnnxImporter {
   std::map<std::string, GivenInput> givenOnnxInputs_;      // the run's input files, by ONNX name
   std::unordered_map<std::string, Tensor> settingInputs_;  // those read as settings
   std::set<std::string> graphOutputs_;
+  std::unordered_map<std::string, size_t> producerOf_;  // ONNX value -> ordered position
+  std::unordered_map<std::string, std::vector<size_t>> readersOf_;
+  std::map<size_t, OnnxGelu> gelus_;  // by their first node's position
+  std::vector<bool> absorbed_;        // nodes a GELU's layer computes
   bool hasDynamicAxes_ = false;
   size_t placeholders_ = 0;
   ImportedOnnx result_;

@@ -1,7 +1,9 @@
 // The ONNX importer on models built here with ONNX's own protobuf classes: locations name the
 // node, the import's YAML lowers to the graph the .onnx lowers to, shape arithmetic becomes
-// attributes, and malformed or unsupported graphs are refused in one message.
+// attributes, GELUs written out as arithmetic become one `gelu` (and nothing else does), and
+// malformed or unsupported graphs are refused in one message.
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -15,6 +17,7 @@
 #include "frontend/model_loader.h"
 #include "frontend/onnx_import.h"
 #include "ir/printer.h"
+#include "runtime/reference/reference_executor.h"
 #include "tensor/npy.h"
 
 namespace gxc {
@@ -61,6 +64,7 @@ class OnnxImportTest : public ::testing::Test {
     for (int64_t d : dims) t->add_dims(d);
     for (float v : values) t->add_float_data(v);
   }
+  void scalar(const std::string& name, float value) { initializer(name, {}, {value}); }
   void ints(const std::string& name, std::vector<int64_t> values) {
     onnx::TensorProto* t = graph().add_initializer();
     t->set_name(name);
@@ -218,6 +222,123 @@ TEST_F(OnnxImportTest, ASettingGivenAsAGraphInputIsBoundByItsFile) {
   options.givenInputs["axes"] = {file, [] { return Shape{1}; }};
   ImportedOnnx imported = importOnnx(save(), options);
   EXPECT_EQ(imported.graph->find("y")->type.shape, (Shape{1, 3}));
+}
+
+// The kinds of the imported graph's ops, in order.
+std::vector<OpKind> opKinds(const Graph& graph) {
+  std::vector<OpKind> kinds;
+  for (const Op* op : graph.ops())
+    if (op->kind != OpKind::Param) kinds.push_back(op->kind);
+  return kinds;
+}
+
+// y for x from -4 to 4 through the reference interpreter, against `gelu` in double.
+void expectComputes(const Graph& graph, double (*gelu)(double)) {
+  Tensor x(DType::F32, {2, 9});
+  for (int64_t i = 0; i < x.numel(); ++i) x.storeFloat(i, -4.0f + 0.5f * static_cast<float>(i));
+  Tensor y = ReferenceExecutor(graph).run({{"x", x}}).at("y");
+  for (int64_t i = 0; i < x.numel(); ++i)
+    EXPECT_NEAR(y.loadDouble(i), gelu(x.loadDouble(i)), 1e-6) << x.loadDouble(i);
+}
+
+double exactGelu(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
+double tanhGelu(double x) {
+  return 0.5 * x * (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+}
+
+// PyTorch's export of nn.GELU() below opset 20: one gelu layer, named and located as the last
+// node, in the written model too.
+TEST_F(OnnxImportTest, AnExactGeluWrittenOutIsOneGelu) {
+  input("x", {2, 9});
+  scalar("sqrt2", 1.4142135381698608f);
+  scalar("one", 1.0f);
+  scalar("half", 0.5f);
+  node("Div", {"x", "sqrt2"}, {"d"}, "/act/Div");
+  node("Erf", {"d"}, {"e"}, "/act/Erf");
+  node("Add", {"e", "one"}, {"a"}, "/act/Add");
+  node("Mul", {"x", "a"}, {"m"}, "/act/Mul");
+  node("Mul", {"m", "half"}, {"y"}, "/act/Mul_1");
+  output("y");
+  ImportedOnnx imported = importOnnx(save(), {});
+  ASSERT_EQ(opKinds(*imported.graph), std::vector<OpKind>{OpKind::Gelu});
+  const Op& gelu = *imported.graph->find("y")->producer;
+  EXPECT_EQ(gelu.attrs.getString("approximate", "none"), "none");
+  EXPECT_EQ(gelu.operands[0]->name, "x");
+  EXPECT_NE(printGraph(*imported.graph).find(R"(":node 4 "/act/Mul_1"))"), std::string::npos);
+  expectComputes(*imported.graph, exactGelu);
+  std::string yaml = onnxImportYaml(imported, "model.safetensors");
+  EXPECT_NE(yaml.find("op: gelu"), std::string::npos) << yaml;
+  EXPECT_EQ(yaml.find("erf"), std::string::npos) << yaml;
+}
+
+// Other spellings: the tanh form with x^3 as Pow and 0.5 * x first; the exact form as a Mul by
+// 1/sqrt(2), its 0.5 on the other side, and x itself computed by an Add of a scalar (a cone op,
+// so the cone first grows past it: gelu(x + 0.25) is no GELU of x, and x is the value read
+// twice).
+TEST_F(OnnxImportTest, OtherSpellingsOfBothFormsAreOneGelu) {
+  input("x", {2, 9});
+  scalar("three", 3.0f);
+  scalar("c", 0.044715f);
+  scalar("s", 0.7978845834732056f);
+  scalar("one", 1.0f);
+  scalar("half", 0.5f);
+  node("Pow", {"x", "three"}, {"p"});
+  node("Mul", {"c", "p"}, {"cp"});
+  node("Add", {"x", "cp"}, {"in"});
+  node("Mul", {"in", "s"}, {"si"});
+  node("Tanh", {"si"}, {"t"});
+  node("Add", {"one", "t"}, {"a"});
+  node("Mul", {"half", "x"}, {"hx"});
+  node("Mul", {"hx", "a"}, {"y"});
+  output("y");
+  ImportedOnnx imported = importOnnx(save(), {});
+  ASSERT_EQ(opKinds(*imported.graph), std::vector<OpKind>{OpKind::Gelu});
+  EXPECT_EQ(imported.graph->find("y")->producer->attrs.getString("approximate", ""), "tanh");
+  expectComputes(*imported.graph, tanhGelu);
+
+  graph().clear_node();
+  scalar("inv", 0.7071067690849304f);
+  scalar("quarter", 0.25f);
+  node("Add", {"x", "quarter"}, {"x1"});
+  node("Mul", {"x1", "inv"}, {"d"});
+  node("Erf", {"d"}, {"e"});
+  node("Add", {"e", "one"}, {"a"});
+  node("Mul", {"a", "half"}, {"h"});
+  node("Mul", {"x1", "h"}, {"y"});
+  imported = importOnnx(save(), {});
+  ASSERT_EQ(opKinds(*imported.graph), (std::vector<OpKind>{OpKind::Add, OpKind::Gelu}));
+  EXPECT_EQ(imported.graph->find("y")->producer->operands[0]->name, "x1");
+  expectComputes(*imported.graph, [](double x) { return exactGelu(x + 0.25); });
+}
+
+// What is not a GELU keeps its nodes: a member read outside the cone, a wrong constant, a
+// second tensor where x should be.
+TEST_F(OnnxImportTest, NearGelusKeepTheirNodes) {
+  input("x", {2, 9});
+  input("z", {2, 9});
+  scalar("sqrt2", 1.4142135381698608f);
+  scalar("one", 1.0f);
+  scalar("half", 0.5f);
+  scalar("wrong", 1.5f);
+  auto exactGeluNodes = [&](const std::string& divisor, const std::string& outer) {
+    graph().clear_node();
+    graph().clear_output();
+    node("Div", {"x", divisor}, {"d"});
+    node("Erf", {"d"}, {"e"});
+    node("Add", {"e", "one"}, {"a"});
+    node("Mul", {outer, "a"}, {"m"});
+    node("Mul", {"m", "half"}, {"y"});
+    output("y");
+  };
+  const std::vector<OpKind> kept = {OpKind::Div, OpKind::Erf, OpKind::Add, OpKind::Mul,
+                                    OpKind::Mul};
+  exactGeluNodes("sqrt2", "x");
+  output("e");
+  EXPECT_EQ(opKinds(*importOnnx(save(), {}).graph), kept) << "erf is a graph output";
+  exactGeluNodes("wrong", "x");
+  EXPECT_EQ(opKinds(*importOnnx(save(), {}).graph), kept) << "x / 1.5";
+  exactGeluNodes("sqrt2", "z");
+  EXPECT_EQ(opKinds(*importOnnx(save(), {}).graph), kept) << "z * phi(x)";
 }
 
 }  // namespace
