@@ -9,6 +9,7 @@
 #include "ir/diagnostic.h"
 #include "ir/infer_type.h"
 #include "runtime/host/onednn_engine.h"
+#include "target/host_library.h"
 
 namespace gxc {
 namespace {
@@ -57,17 +58,9 @@ const PreparedLayerNorm& preparedFor(const RowSet& s, bool scale, bool shift, fl
 
 }  // namespace
 
-bool cpuLayerNormApplies(const Op& op) {
-  GXC_CHECK(op.kind == OpKind::LayerNorm, "layer '{}': {} is not a layer_norm", op.layerName(),
-            opName(op.kind));
-  for (const Value* operand : op.operands)
-    if (operand->type.dtype != DType::F32) return false;
-  return rowSetOf(op).rows > 0;
-}
-
 void cpuLayerNorm(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result) {
-  GXC_CHECK(cpuLayerNormApplies(op), "layer '{}': a layer_norm oneDNN does not run",
-            op.layerName());
+  GXC_CHECK(isHostLibraryRowOp(op) && op.kind == OpKind::LayerNorm,
+            "layer '{}': a layer_norm oneDNN does not run", op.layerName());
   GXC_CHECK(operands.size() == op.operands.size(), "layer '{}': layer_norm given {} operands",
             op.layerName(), operands.size());
   const bool scale = operands.size() > 1, shift = operands.size() > 2;

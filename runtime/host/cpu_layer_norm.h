@@ -15,9 +15,7 @@
 
 namespace gxc {
 
-// Whether `op` (a layer_norm) runs here rather than in its generated kernel: f32 and not empty.
-bool cpuLayerNormApplies(const Op& op);
-
+// `op` is a layer_norm the host runs here (isHostLibraryRowOp, target/host_library.h);
 // `operands` are x and the optional weight and bias, as the op's; `result` is its result.
 void cpuLayerNorm(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result);
 

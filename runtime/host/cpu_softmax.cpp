@@ -10,6 +10,7 @@
 #include "ir/diagnostic.h"
 #include "ir/infer_type.h"
 #include "runtime/host/onednn_engine.h"
+#include "target/host_library.h"
 
 namespace gxc {
 namespace {
@@ -91,15 +92,9 @@ void onednnSoftmax(bool logarithmic, int64_t rows, int64_t length, const float* 
     std::fill_n(out + row * length, length, std::numeric_limits<float>::quiet_NaN());
 }
 
-bool cpuSoftmaxApplies(const Op& op) {
-  GXC_CHECK(op.kind == OpKind::Softmax || op.kind == OpKind::LogSoftmax,
-            "layer '{}': {} is not a softmax", op.layerName(), opName(op.kind));
-  return op.operands[0]->type.dtype == DType::F32 && op.operands[0]->type.numel() > 0 &&
-         softmaxShapeOf(op).inner == 1;
-}
-
 void cpuSoftmax(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result) {
-  GXC_CHECK(cpuSoftmaxApplies(op), "layer '{}': a softmax oneDNN does not run", op.layerName());
+  GXC_CHECK(isHostLibraryRowOp(op) && op.kind != OpKind::LayerNorm,
+            "layer '{}': a softmax oneDNN does not run", op.layerName());
   GXC_CHECK(operands.size() == 1, "layer '{}': softmax given {} operands", op.layerName(),
             operands.size());
   const SoftmaxShape s = softmaxShapeOf(op);

@@ -25,11 +25,8 @@ namespace gxc {
 // or of -inf only, is NaN, as in torch.
 void onednnSoftmax(bool logarithmic, int64_t rows, int64_t length, const float* in, float* out);
 
-// Whether `op` (a softmax or log_softmax) runs here rather than in its generated kernel: f32,
-// not empty, along the last axis.
-bool cpuSoftmaxApplies(const Op& op);
-
-// `operands` is x alone, as the op's; `result` is its result.
+// `op` is a softmax or log_softmax the host runs here (isHostLibraryRowOp,
+// target/host_library.h); `operands` is x alone, as the op's; `result` is its result.
 void cpuSoftmax(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result);
 
 }  // namespace gxc

@@ -10,6 +10,7 @@
 #include "runtime/host/cpu_gemm.h"
 #include "runtime/host/cpu_layer_norm.h"
 #include "runtime/host/cpu_softmax.h"
+#include "target/host_library.h"
 
 namespace gxc {
 namespace {
@@ -224,10 +225,10 @@ HostLibraryCall hostLibraryCallFor(const Op& op) {
     case OpKind::ScaledDotProductAttention:
       return cpuAttentionPays(op) ? &cpuAttention : nullptr;
     case OpKind::LayerNorm:
-      return cpuLayerNormApplies(op) ? &cpuLayerNorm : nullptr;
+      return isHostLibraryRowOp(op) ? &cpuLayerNorm : nullptr;
     case OpKind::Softmax:
     case OpKind::LogSoftmax:
-      return cpuSoftmaxApplies(op) ? &cpuSoftmax : nullptr;
+      return isHostLibraryRowOp(op) ? &cpuSoftmax : nullptr;
     default:
       return nullptr;
   }

@@ -44,9 +44,10 @@ using HostLibraryCall = void (*)(const Op&, const std::vector<ConstTensorView>&,
 
 // The call the host runs `op` through, alone in its step, rather than its generated kernel
 // (unless GPU blocks are emulated), or null: oneDNN for an f32 attention with the work to pay
-// for it, an f32 layer_norm, softmax or log_softmax. The kernels run one row per block, summing
-// in double; the library's are vectorized over the row (cpu_attention.h, cpu_layer_norm.h,
-// cpu_softmax.h).
+// for it, and the row ops of isHostLibraryRowOp (target/host_library.h, which the fuse pass
+// leaves alone on the host): an f32 layer_norm, softmax or log_softmax. The kernels run one row
+// per block, summing in double; the library's are vectorized over the row (cpu_attention.h,
+// cpu_layer_norm.h, cpu_softmax.h).
 HostLibraryCall hostLibraryCallFor(const Op& op);
 
 // How generated kernels run on the host: blockDim 1 (the fast way), or every GPU thread
