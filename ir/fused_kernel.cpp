@@ -156,8 +156,8 @@ class KernelChecker {
         residualComputedHere |= operand != fed && isMember(operand);
       if (!isConvEpilogueMember(fed, op) || residualComputedHere) {
         problem(op,
-                "only batch_norm, relu and the add of a residual from outside, each reading the "
-                "member before, may follow the convolution %{} in kernel '{}'",
+                "only batch_norm, relu, clamp and the add of a residual from outside, each reading "
+                "the member before, may follow the convolution %{} in kernel '{}'",
                 conv.result->name, name_);
         return;
       }
@@ -261,6 +261,7 @@ bool isConvEpilogueMember(const Value* fed, const Op& op) {
   if (!extendsEpilogue(fed, op)) return false;
   switch (op.kind) {
     case OpKind::Relu:
+    case OpKind::Clamp:
       return true;
     case OpKind::BatchNorm:
       return op.operands[0] == fed;

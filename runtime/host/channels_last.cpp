@@ -20,16 +20,12 @@ std::vector<const Op*> epilogueOf(const KernelStep& step) {
   return {step.ops.begin() + 1, step.ops.end()};
 }
 
-bool hasAdd(const KernelStep& step) {
-  return std::any_of(step.ops.begin() + 1, step.ops.end(),
-                     [](const Op* member) { return member->kind == OpKind::Add; });
-}
-
-// One whose epilogue oneDNN computes too: a residual add's post-op may find no fast
-// implementation (cpu_conv.cpp), leaving the epilogue to its generated kernel.
+// One whose epilogue the host computes too: a residual add's post-op may find no fast
+// implementation, and a clamp before another member is no post-op (cpu_conv.cpp), leaving the
+// epilogue to its generated kernel.
 bool computedByOneDnn(const KernelStep& step) {
   return convolvedByOneDnn(step) &&
-         (!hasAdd(step) || cpuConvolutionTakesEpilogue(*step.first(), epilogueOf(step)));
+         (step.ops.size() == 1 || cpuConvolutionTakesEpilogue(*step.first(), epilogueOf(step)));
 }
 
 // Whether `reader` reads `value` as its convolution's image, or as its one residual, only.

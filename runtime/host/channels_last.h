@@ -7,9 +7,9 @@
 // the second reads it as it is, as ONNX Runtime's NCHWc transformer keeps activations blocked
 // from one convolution to the next.
 //
-// A value qualifies when it is the result of a Conv step that oneDNN computes whole (an f32
-// conv2d whose epilogue, if it adds a residual, oneDNN's post-ops take: else the generated
-// epilogue would read the result as NCHW), it is not a graph output, and every step that
+// A value qualifies when it is the result of a Conv step that the host computes whole (an f32
+// conv2d whose epilogue cpuConvolutionTakesEpilogue takes: else the generated epilogue would
+// read the result as NCHW), it is not a graph output, and every step that
 // reads it is a Conv step of an f32 conv2d reading it either as the convolution's input image
 // only, or as the residual of its epilogue's one add only, where oneDNN takes that epilogue
 // (not a copy, a view or anything else that reads the bytes as the type says). Steps run by

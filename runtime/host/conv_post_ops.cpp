@@ -1,6 +1,7 @@
 #include "runtime/host/conv_post_ops.h"
 
 #include <cmath>
+#include <limits>
 
 #include "ir/diagnostic.h"
 #include "ir/fused_kernel.h"
@@ -36,6 +37,8 @@ std::string postOpShape(const Op& conv, const std::vector<const Op*>& epilogue) 
   for (const Op* member : epilogue) {
     if (member->kind == OpKind::BatchNorm)
       shape += fed == conv.result ? 'f' : 'b';
+    else if (member->kind == OpKind::Clamp)
+      shape += 'c';
     else
       shape += member->kind == OpKind::Relu ? 'r' : 'a';
     fed = member->result;
@@ -72,10 +75,20 @@ ConvPostOps convPostOps(const Op& conv, const std::vector<const Op*>& epilogue,
       post.src1.push_back(shift.data());
     } else if (post.shape[i] == 'a') {
       post.src1.push_back(tensors.at(residualOf(member, fed)).as<float>());
+    } else if (post.shape[i] == 'c') {
+      const float infinity = std::numeric_limits<float>::infinity();
+      post.clamps.emplace_back(
+          member.attrs.has("min") ? static_cast<float>(member.attrs.getFloat("min", 0)) : -infinity,
+          member.attrs.has("max") ? static_cast<float>(member.attrs.getFloat("max", 0)) : infinity);
     }
     fed = member.result;
   }
   return post;
+}
+
+bool clampsEndThePostOps(const std::string& shape) {
+  const size_t first = shape.find('c');
+  return first == std::string::npos || shape.find_first_not_of('c', first) == std::string::npos;
 }
 
 }  // namespace gxc

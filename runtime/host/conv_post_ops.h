@@ -1,6 +1,9 @@
-// A fused convolution's epilogue (ir/fused_kernel.h: batch_norm, relu and residual adds after
-// a conv2d) as the post-ops oneDNN applies before it stores the convolution's result: the
+// A fused convolution's epilogue (ir/fused_kernel.h: batch_norm, relu, clamp and residual adds
+// after a conv2d) as the post-ops oneDNN applies before it stores the convolution's result: the
 // letters that name them, which key the primitive (cpu_conv.cpp), and the data they read.
+// oneDNN's clip turns a NaN into its lower bound (x86's max returns its second operand when
+// the first is NaN), where torch.clamp keeps it, so a clamp is no post-op: the host applies the
+// clamps that end the chain to the stored result, in whatever layout it is in.
 #pragma once
 
 #include <map>
@@ -25,7 +28,8 @@ struct ConvPostOps {
   // One letter per member: 'f' a batch_norm first, folded into the convolution's weights and
   // bias (as PyTorch's and ONNX Runtime's conv-bn folding do: per-channel post-ops cost
   // oneDNN's kernels a tenth of their time), 'b' a later batch_norm (a per-channel multiply,
-  // then a per-channel add), 'r' relu, 'a' the add of a residual of the result's shape.
+  // then a per-channel add), 'r' relu, 'a' the add of a residual of the result's shape, 'c' a
+  // clamp (applied after the primitive, over its result: clamps must end the chain).
   std::string shape;
   // The binary post-ops' second operands, f32, in post-op order: a batch_norm's scale and
   // shift (in `owned`), a residual's own bytes.
@@ -35,7 +39,13 @@ struct ConvPostOps {
   // convolution then adds (the batch_norm's shift plus the convolution's own bias, scaled).
   const Op* folded = nullptr;
   std::vector<float> weightScale, bias;
+  // Each 'c' member's bounds, in order (an infinity where the clamp has none).
+  std::vector<std::pair<float, float>> clamps;
 };
+
+// Whether the clamps of post-op shape `shape` (ConvPostOps::shape) all end it: what the host
+// takes (the others leave the epilogue to its generated kernel).
+bool clampsEndThePostOps(const std::string& shape);
 
 // ConvPostOps::shape of `epilogue`, the members after `conv` in order, without their data.
 std::string postOpShape(const Op& conv, const std::vector<const Op*>& epilogue);

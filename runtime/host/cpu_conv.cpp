@@ -60,6 +60,17 @@ ConvMemories& memoriesOf(ThreadConvState& state, const PreparedConv& c) {
   return m;
 }
 
+// torch.clamp over `count` floats in place: below `low` to `low`, then above `high` to `high`;
+// a NaN stays NaN (both comparisons are false), where oneDNN's clip would make it `low`.
+void clampInPlace(float* data, int64_t count, float low, float high) {
+#pragma omp parallel for simd if (count >= (int64_t{1} << 18))
+  for (int64_t i = 0; i < count; ++i) {
+    float v = data[i];
+    v = v < low ? low : v;
+    data[i] = v > high ? high : v;
+  }
+}
+
 // The operand's values as f32: its own bytes when it is f32, a widened copy otherwise.
 float* f32Data(const ConstTensorView& tensor, std::vector<float>& copy) {
   if (tensor.dtype() == DType::F32) return const_cast<float*>(tensor.as<float>());
@@ -109,7 +120,9 @@ bool convolve(const Op& op, const std::vector<ConstTensorView>& operands, Tensor
   GXC_CHECK(type.dtype != DType::F64, "layer '{}': an f64 {} sent to oneDNN", op.layerName(),
             opName(op.kind));
   if (result.numel() == 0) return true;
-  const PreparedConv& c = preparedConv(transposed, g, post ? post->shape : PostOpShape(), layouts);
+  // The clamps that end the post-ops run after the primitive (conv_post_ops.h).
+  const PostOpShape primitivePostOps = post ? post->shape.substr(0, post->shape.find('c')) : "";
+  const PreparedConv& c = preparedConv(transposed, g, primitivePostOps, layouts);
   if (!c.postOpsTaken) return false;
   std::vector<float> xCopy, wCopy, biasCopy, scratch;
   float* x = f32Data(operands[0], xCopy);
@@ -201,6 +214,7 @@ void cpuConvolution(const Op& op, const std::vector<ConstTensorView>& operands, 
 bool cpuConvolutionTakesEpilogue(const Op& op, const std::vector<const Op*>& epilogue) {
   if (op.result->type.dtype != DType::F32 || op.kind != OpKind::Conv2d) return false;
   const PostOpShape post = postOpShape(op, epilogue);
+  if (!clampsEndThePostOps(post)) return false;
   return post.find('a') == PostOpShape::npos || residualPostOpsTaken(conv2dGeometry(op), post);
 }
 
@@ -211,7 +225,11 @@ bool cpuConvolutionWithEpilogue(const Op& op, const std::vector<ConstTensorView>
                                 const ConvLayouts& layouts) {
   if (op.result->type.dtype != DType::F32 || op.kind != OpKind::Conv2d) return false;
   ConvPostOps post = convPostOps(op, epilogue, tensors);
-  return convolve(op, operands, result, constant, &post, layouts);
+  if (!clampsEndThePostOps(post.shape) || !convolve(op, operands, result, constant, &post, layouts))
+    return false;
+  for (const auto& [low, high] : post.clamps)
+    clampInPlace(result.as<float>(), result.numel(), low, high);
+  return true;
 }
 
 }  // namespace gxc

@@ -3,6 +3,7 @@
 // on the `cpu` platform (HostExecutor) and on one virtual GPU (SimExecutor), each against the
 // reference interpreter on the same graph, which computes the members op by op. Each fused
 // group must be ONE kernel in the translation unit.
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -424,6 +425,28 @@ graph @cbr(%x: f32[2,3,6,6] @cpu) -> (r) attributes {seed = 3} {
   return %r
 })",
        3, 1e-4},
+      // MobileNet's ReLU6 (clamp) after a depthwise convolution and its batch_norm: on the host
+      // a pass over the primitive's result; before another member, the generated epilogue.
+      {"depthwise_conv_batch_norm_clamp", R"(
+graph @cbc(%x: f32[2,8,6,6] @cpu) -> (r) attributes {seed = 3} {
+  %w = param {init = "normal", name = "w", seed = 3} : f32[8,1,3,3] @cpu
+  %m = param {init = "normal", name = "m", seed = 4} : f32[8] @cpu
+  %v = param {high = 2.0, init = "uniform", low = 0.5, name = "v", seed = 5} : f32[8] @cpu
+  %c = conv2d %x, %w {bias = false, groups = 8, in_channels = 8, kernel = "k0", kernel_size = 3, out_channels = 8, padding = 1} : f32[2,8,6,6] @cpu
+  %n = batch_norm %c, %m, %v {affine = false, kernel = "k0", num_features = 8} : f32[2,8,6,6] @cpu
+  %r = clamp %n {kernel = "k0", max = 0.5, min = 0.0} : f32[2,8,6,6] @cpu
+  return %r
+})",
+       3, 1e-4},
+      {"conv_clamp_then_residual", R"(
+graph @ccr(%x: f32[2,3,6,6] @cpu, %res: f32[2,8,6,6] @cpu) -> (r) attributes {seed = 3} {
+  %w = param {init = "normal", name = "w", seed = 3} : f32[8,3,3,3] @cpu
+  %c = conv2d %x, %w {bias = false, in_channels = 3, kernel = "k0", kernel_size = 3, out_channels = 8, padding = 1} : f32[2,8,6,6] @cpu
+  %l = clamp %c {kernel = "k0", min = -0.5} : f32[2,8,6,6] @cpu
+  %r = add %l, %res {kernel = "k0"} : f32[2,8,6,6] @cpu
+  return %r
+})",
+       3, 1e-4},
       {"conv_batch_norm_residual_relu_8_channels", R"(
 graph @cbar8(%x: f32[2,8,6,6] @cpu, %w: f32[8,8,3,3] @cpu, %res: f32[2,8,6,6] @cpu) -> (r) attributes {seed = 3} {
   %wb = param {init = "normal", name = "wb", seed = 8} : f32[8] @cpu
@@ -584,6 +607,30 @@ INSTANTIATE_TEST_SUITE_P(Patterns, FusedKernelTest, testing::ValuesIn(cases()),
                          [](const testing::TestParamInfo<FusionCase>& info) {
                            return info.param.name;
                          });
+
+// A NaN through a convolution and its clamp stays NaN on the host, as torch.clamp and the
+// reference keep it (oneDNN's clip post-op would make it the lower bound: conv_post_ops.h).
+TEST(FusedConvClampTest, NaNStaysNaN) {
+  auto graph = planned(parse(R"(
+graph @nan(%x: f32[1,4,5,5] @cpu, %w: f32[4,1,3,3] @cpu) -> (r) {
+  %c = conv2d %x, %w {bias = false, groups = 4, in_channels = 4, kernel = "k0", kernel_size = 3, out_channels = 4, padding = 1} : f32[1,4,5,5] @cpu
+  %r = clamp %c {kernel = "k0", max = 6.0, min = 0.0} : f32[1,4,5,5] @cpu
+  return %r
+})"));
+  std::map<std::string, Tensor> inputs = inputsOf(*graph);
+  inputs.at("x").storeFloat(12, std::nanf(""));  // channel 0, the centre: 9 outputs read it
+  Tensor actual = HostExecutor(*graph).run(inputs).at("r");
+  Tensor expected = ReferenceExecutor(*graph).run(inputs).at("r");
+  int nans = 0;
+  for (int64_t i = 0; i < expected.numel(); ++i) {
+    ASSERT_EQ(std::isnan(actual.loadFloat(i)), std::isnan(expected.loadFloat(i))) << i;
+    nans += std::isnan(expected.loadFloat(i));
+    if (!std::isnan(expected.loadFloat(i))) {
+      EXPECT_NEAR(actual.loadFloat(i), expected.loadFloat(i), 1e-5) << i;
+    }
+  }
+  EXPECT_EQ(nans, 9);
+}
 
 TEST(CudaSourceTest, IdenticalKernelsAreWrittenOnce) {
   auto graph = parse(R"(
