@@ -1,4 +1,5 @@
-// resnet_cifar's 3x3 convolutions in oneDNN, one per activation layout: which kernel oneDNN
+// resnet_cifar's 3x3 convolutions in oneDNN, then ResNet-18's at a 64x64 image (the ONNX
+// export of bench/onnx_networks_vs_ort.py), one per activation layout: which kernel oneDNN
 // picks for each, what a call costs, and what the reorders from and to NCHW (gxc's layout
 // between ops) cost around it. bench/RESULTS.md cites it where it says why gxc's host
 // convolutions take the layout oneDNN prefers.
@@ -62,7 +63,8 @@ int main(int argc, char** argv) {
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   dnnl::stream stream(engine);
   const auto f32 = memory::data_type::f32;
-  for (Shape shape : {Shape{8, 32}, Shape{16, 16}, Shape{32, 8}, Shape{64, 4}}) {
+  for (Shape shape : {Shape{8, 32}, Shape{16, 16}, Shape{32, 8}, Shape{64, 4}, Shape{64, 16},
+                      Shape{128, 8}, Shape{256, 4}, Shape{512, 2}}) {
     const memory::dims images{batch, shape.channels, shape.size, shape.size};
     const memory::dims weights{shape.channels, shape.channels, 3, 3};
     for (Tag tag : {Tag::any, Tag::nChw16c, Tag::nChw8c, Tag::nhwc}) {
