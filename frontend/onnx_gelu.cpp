@@ -19,6 +19,8 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
+#include <set>
 
 #include "frontend/onnx_importer.h"
 
@@ -91,7 +93,7 @@ std::optional<OnnxGelu> OnnxImporter::geluRootedAt(size_t root, const std::strin
                                                    std::vector<std::string>* readTwice) {
   OnnxGelu gelu;
   gelu.root = root;
-  std::map<size_t, bool> members;  // ordered position -> in the cone
+  std::set<size_t> members;  // ordered positions: producers first
   std::set<std::string> variables;
   std::map<std::string, double> scalars;
   // Grows the cone back from `value`'s producer; false when it grows too large.
@@ -111,24 +113,24 @@ std::optional<OnnxGelu> OnnxImporter::geluRootedAt(size_t root, const std::strin
     }
     if (members.count(producer->second)) return true;
     if (members.size() == kMaxConeNodes) return false;
-    members[producer->second] = true;
+    members.insert(producer->second);
     for (const std::string& input : order_[producer->second]->input())
       if (!grow(input)) return false;
     return true;
   };
-  members[root] = true;
+  members.insert(root);
   for (const std::string& input : order_[root]->input())
     if (!grow(input)) return std::nullopt;
   if (readTwice) {
     std::map<std::string, int> reads;
-    for (const auto& [position, unused] : members)
+    for (size_t position : members)
       for (const std::string& input : order_[position]->input())
         if (!scalars.count(input) && ++reads[input] == 2) readTwice->push_back(input);
   }
   if (variables.size() != 1 || members.size() < 3) return std::nullopt;
   gelu.x = *variables.begin();
   // No member but the root is read outside the cone or is a graph output.
-  for (const auto& [position, unused] : members) {
+  for (size_t position : members) {
     if (position == root) continue;
     for (const std::string& output : order_[position]->output()) {
       if (graphOutputs_.count(output)) return std::nullopt;
@@ -140,7 +142,7 @@ std::optional<OnnxGelu> OnnxImporter::geluRootedAt(size_t root, const std::strin
   auto evaluate = [&](double x) {
     std::map<std::string, double> values = scalars;
     values[gelu.x] = x;
-    for (const auto& [position, unused] : members) {  // in order: producers first
+    for (size_t position : members) {
       const onnx::NodeProto& node = *order_[position];
       double a = values.at(node.input(0));
       double b = node.input_size() > 1 ? values.at(node.input(1)) : 0.0;
@@ -156,7 +158,7 @@ std::optional<OnnxGelu> OnnxImporter::geluRootedAt(size_t root, const std::strin
   }
   if (!exact && !tanh) return std::nullopt;
   gelu.tanh = !exact;
-  for (const auto& [position, unused] : members) gelu.members.push_back(position);
+  gelu.members.assign(members.begin(), members.end());
   return gelu;
 }
 

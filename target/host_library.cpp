@@ -1,6 +1,7 @@
 #include "target/host_library.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "ir/infer_type.h"
 
