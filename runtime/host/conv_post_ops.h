@@ -46,6 +46,8 @@ struct ConvPostOps {
 // Whether the clamps of post-op shape `shape` (ConvPostOps::shape) all end it: what the host
 // takes (the others leave the epilogue to its generated kernel).
 bool clampsEndThePostOps(const std::string& shape);
+// The letters of `shape` oneDNN's primitive applies: those before the clamps that end it.
+std::string primitivePostOps(const std::string& shape);
 
 // ConvPostOps::shape of `epilogue`, the members after `conv` in order, without their data.
 std::string postOpShape(const Op& conv, const std::vector<const Op*>& epilogue);

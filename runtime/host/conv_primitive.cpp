@@ -50,8 +50,7 @@ void appendPostOps(const PostOpShape& post, const memory::desc& residual, Prepar
     ops.append_binary(algorithm, src1);
   };
   for (char member : post) {
-    // 'f' is in the weights and bias, 'c' applied to the result (conv_post_ops.h).
-    if (member == 'f' || member == 'c') continue;
+    if (member == 'f') continue;  // in the weights and bias, not a post-op
     if (member == 'b') {
       binary(dnnl::algorithm::binary_mul, perChannel);
       binary(dnnl::algorithm::binary_add, perChannel);

@@ -121,8 +121,8 @@ bool convolve(const Op& op, const std::vector<ConstTensorView>& operands, Tensor
             opName(op.kind));
   if (result.numel() == 0) return true;
   // The clamps that end the post-ops run after the primitive (conv_post_ops.h).
-  const PostOpShape primitivePostOps = post ? post->shape.substr(0, post->shape.find('c')) : "";
-  const PreparedConv& c = preparedConv(transposed, g, primitivePostOps, layouts);
+  const PreparedConv& c =
+      preparedConv(transposed, g, post ? primitivePostOps(post->shape) : PostOpShape(), layouts);
   if (!c.postOpsTaken) return false;
   std::vector<float> xCopy, wCopy, biasCopy, scratch;
   float* x = f32Data(operands[0], xCopy);
@@ -215,7 +215,8 @@ bool cpuConvolutionTakesEpilogue(const Op& op, const std::vector<const Op*>& epi
   if (op.result->type.dtype != DType::F32 || op.kind != OpKind::Conv2d) return false;
   const PostOpShape post = postOpShape(op, epilogue);
   if (!clampsEndThePostOps(post)) return false;
-  return post.find('a') == PostOpShape::npos || residualPostOpsTaken(conv2dGeometry(op), post);
+  return post.find('a') == PostOpShape::npos ||
+         residualPostOpsTaken(conv2dGeometry(op), primitivePostOps(post));
 }
 
 bool cpuConvolutionWithEpilogue(const Op& op, const std::vector<ConstTensorView>& operands,

@@ -9,6 +9,7 @@
 
 #include "ir/fused_kernel.h"
 #include "runtime/host/onednn_matmul.h"
+#include "target/cost_model.h"
 
 namespace gxc {
 namespace {
@@ -142,14 +143,9 @@ void matmulIn(const Op& op, const std::vector<ConstTensorView>& operands, Tensor
   const ConstTensorView& b = operands[1];
   bool transA = op.attrs.getBool("transpose_a", false);
   bool transB = op.attrs.getBool("transpose_b", false);
-  const TensorType& type = op.result->type;
-  int64_t m = type.shape[type.shape.size() - 2], n = type.shape.back();
-  int64_t k = transA ? a.shape()[a.shape().size() - 2] : a.shape().back();
-  int64_t batch = type.shape.size() == 3 ? type.shape[0] : 1;
-  if (isRowStackedMatmul(op)) {  // one GEMM over every batch entry's rows
-    m *= batch;
-    batch = 1;
-  }
+  // The shape the cost model prices: a row-stacked matmul is one GEMM over all its rows.
+  const GemmShape shape = gemmShape(op);
+  const int64_t m = shape.m, n = shape.n, k = shape.k, batch = shape.batch;
   checkGemmSize(op, m, n, k);
   // A 2-D operand of a batched matmul, or a batch of 1, is broadcast: its stride is 0.
   int64_t strideA = a.rank() == 3 && a.shape()[0] > 1 ? m * k : 0;
