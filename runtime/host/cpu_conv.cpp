@@ -1,5 +1,6 @@
 #include "runtime/host/cpu_conv.h"
 
+#include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <map>
@@ -11,6 +12,13 @@
 #include "ir/diagnostic.h"
 #include "runtime/host/conv_primitive.h"
 #include "runtime/host/onednn_engine.h"
+
+// Function clones for the host's wider vector units, where the compiler can make them.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define GXC_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define GXC_VECTOR_CLONES
+#endif
 
 namespace gxc {
 namespace {
@@ -61,13 +69,29 @@ ConvMemories& memoriesOf(ThreadConvState& state, const PreparedConv& c) {
 }
 
 // torch.clamp over `count` floats in place: below `low` to `low`, then above `high` to `high`;
-// a NaN stays NaN (both comparisons are false), where oneDNN's clip would make it `low`.
-void clampInPlace(float* data, int64_t count, float low, float high) {
-#pragma omp parallel for simd if (count >= (int64_t{1} << 18))
+// a NaN stays NaN (both comparisons are false), where oneDNN's clip would make it `low`. Built
+// for AVX-512 and AVX2 as well, picked when the process starts: the build's own target has
+// 4 lanes, and this pass over a convolution's output is a tenth of MobileNetV2's time with them.
+GXC_VECTOR_CLONES void clampRange(float* data, int64_t count, float low, float high) {
+#pragma omp simd
   for (int64_t i = 0; i < count; ++i) {
     float v = data[i];
     v = v < low ? low : v;
     data[i] = v > high ? high : v;
+  }
+}
+
+// The same on every core from 2^18 floats, each thread one contiguous chunk.
+void clampInPlace(float* data, int64_t count, float low, float high) {
+  if (count < (int64_t{1} << 18) || omp_get_max_threads() == 1) {
+    clampRange(data, count, low, high);
+    return;
+  }
+#pragma omp parallel
+  {
+    const int64_t threads = omp_get_num_threads(), thread = omp_get_thread_num();
+    const int64_t begin = count * thread / threads, end = count * (thread + 1) / threads;
+    clampRange(data + begin, end - begin, low, high);
   }
 }
 

@@ -54,7 +54,7 @@ PreparedSoftmax prepare(bool logarithmic, int64_t rows, int64_t length) {
 bool anyNaNOrInfinity(const float* x, int64_t count) {
   constexpr float kInfinity = std::numeric_limits<float>::infinity();
   int found = 0;  // an int |, not a bool ||: a short-circuit keeps the loop from vectorizing
-#pragma omp parallel for simd reduction(| : found) if (count >= (int64_t{1} << 18))
+#pragma omp parallel for simd reduction(| : found) if (parallel : count >= (int64_t{1} << 18))
   for (int64_t i = 0; i < count; ++i) found |= !(x[i] < kInfinity);
   return found != 0;
 }

@@ -632,6 +632,35 @@ graph @nan(%x: f32[1,4,5,5] @cpu, %w: f32[4,1,3,3] @cpu) -> (r) {
   EXPECT_EQ(nans, 9);
 }
 
+// 2^19 outputs: past 2^18 the clamp runs on every core, each thread a chunk; a NaN in each half.
+TEST(FusedConvClampTest, LargeOutputClampedOnEveryCore) {
+  auto graph = planned(parse(R"(
+graph @wide(%x: f32[1,8,256,256] @cpu, %w: f32[8,8,1,1] @cpu) -> (r) {
+  %c = conv2d %x, %w {bias = false, in_channels = 8, kernel = "k0", kernel_size = 1, out_channels = 8} : f32[1,8,256,256] @cpu
+  %r = clamp %c {kernel = "k0", max = 0.5, min = -0.25} : f32[1,8,256,256] @cpu
+  return %r
+})"));
+  std::map<std::string, Tensor> inputs = inputsOf(*graph);
+  const int64_t plane = 256 * 256;
+  inputs.at("x").storeFloat(100, std::nanf(""));                // channel 0: 8 outputs read it
+  inputs.at("x").storeFloat(7 * plane + 60000, std::nanf(""));  // channel 7, the last chunk
+  Tensor actual = HostExecutor(*graph).run(inputs).at("r");
+  Tensor expected = ReferenceExecutor(*graph).run(inputs).at("r");
+  int nans = 0, low = 0, high = 0;
+  for (int64_t i = 0; i < expected.numel(); ++i) {
+    const float e = expected.loadFloat(i), a = actual.loadFloat(i);
+    ASSERT_EQ(std::isnan(a), std::isnan(e)) << i;
+    nans += std::isnan(e);
+    if (std::isnan(e)) continue;
+    ASSERT_NEAR(a, e, 1e-5) << i;
+    low += e == -0.25f;
+    high += e == 0.5f;
+  }
+  EXPECT_EQ(nans, 16);
+  EXPECT_GT(low, 0);
+  EXPECT_GT(high, 0);
+}
+
 TEST(CudaSourceTest, IdenticalKernelsAreWrittenOnce) {
   auto graph = parse(R"(
 graph @twins(%x: f32[4,8] @cpu, %y: f32[4,8] @cpu) -> (a, b, c) {
