@@ -6,6 +6,7 @@
 
 #include "ir/fused_kernel.h"
 #include "runtime/host/cpu_conv.h"
+#include "runtime/host/cpu_pool.h"
 
 namespace gxc {
 namespace {
@@ -46,6 +47,13 @@ bool readsChannelsLast(const KernelStep& reader, const Value* value) {
   return image || computedByOneDnn(reader);
 }
 
+// A max pool the host runs in oneDNN, alone in its step: it reads its x in either layout, and
+// writes its result channels-last when x is.
+bool pooledByOneDnn(const KernelStep& step) {
+  return step.kind == StepKind::Generated && step.ops.size() == 1 &&
+         cpuMaxPoolApplies(*step.root());
+}
+
 }  // namespace
 
 const Value* epilogueResidual(const KernelStep& step) {
@@ -68,15 +76,17 @@ std::unordered_set<const Value*> channelsLastValues(const Graph& graph, const Ke
   std::unordered_set<const Value*> outputs;
   for (const GraphOutput& output : graph.outputs()) outputs.insert(output.value);
 
+  // In program order, so that a pool's x is decided before the pool.
   std::unordered_set<const Value*> kept;
   for (const KernelStep& step : steps.steps()) {
     const Value* value = step.root()->result;
     auto read = readers.find(value);
-    if (step.kind != StepKind::Conv || outputs.count(value) || read == readers.end() ||
-        !computedByOneDnn(step))
-      continue;
-    if (std::all_of(read->second.begin(), read->second.end(),
-                    [&](const KernelStep* reader) { return readsChannelsLast(*reader, value); }))
+    const bool writesChannelsLast = (step.kind == StepKind::Conv && computedByOneDnn(step)) ||
+                                    (pooledByOneDnn(step) && kept.count(step.root()->operands[0]));
+    if (!writesChannelsLast || outputs.count(value) || read == readers.end()) continue;
+    if (std::all_of(read->second.begin(), read->second.end(), [&](const KernelStep* reader) {
+          return readsChannelsLast(*reader, value) || pooledByOneDnn(*reader);
+        }))
       kept.insert(value);
   }
   return kept;

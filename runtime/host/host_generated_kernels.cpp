@@ -9,6 +9,7 @@
 #include "runtime/host/cpu_conv.h"
 #include "runtime/host/cpu_gemm.h"
 #include "runtime/host/cpu_layer_norm.h"
+#include "runtime/host/cpu_pool.h"
 #include "runtime/host/cpu_softmax.h"
 #include "target/host_library.h"
 
@@ -211,7 +212,11 @@ void HostGeneratedKernels::run(const KernelStep& step, const std::vector<ConstTe
     case StepKind::Generated: {
       for (const Op* op : step.ops) checkIndices(*op, tensors);
       const Loaded& loaded = byRoot_.at(&root);
-      if (loaded.libraryCall)
+      if (loaded.libraryCall && root.kind == OpKind::MaxPool2d)  // its bytes may be channels-last
+        cpuMaxPool(
+            root, tensors.at(root.operands[0]), result,
+            {channelsLast_.count(root.operands[0]) != 0, channelsLast_.count(root.result) != 0});
+      else if (loaded.libraryCall)
         loaded.libraryCall(root, operandsOf(root, tensors), result);
       else
         launch(loaded, result, tensors);
@@ -229,6 +234,8 @@ HostLibraryCall hostLibraryCallFor(const Op& op) {
     case OpKind::Softmax:
     case OpKind::LogSoftmax:
       return isHostLibraryRowOp(op) ? &cpuSoftmax : nullptr;
+    case OpKind::MaxPool2d:
+      return cpuMaxPoolApplies(op) ? &cpuMaxPoolNchw : nullptr;
     default:
       return nullptr;
   }

@@ -12,7 +12,8 @@
 // own bytes (an epilogue is elementwise: each element is read before it is written); a copy as a
 // copy; a view as nothing at all, its result being its operand's bytes already; a convolution
 // through oneDNN (runtime/host/cpu_conv.h), its result kept channels-last where only convolutions
-// read it (runtime/host/channels_last.h); an f32 attention large enough to pay for it through
+// and max pools read it (runtime/host/channels_last.h); an f32 max pool through oneDNN
+// (runtime/host/cpu_pool.h); an f32 attention large enough to pay for it through
 // oneDNN's matmuls and softmax (runtime/host/cpu_attention.h). Internal values of a fused kernel
 // are never materialized. Indices that are data (embedding rows, cross_entropy targets) are checked
 // before the kernel is launched, with the reference interpreter's messages.
@@ -44,10 +45,11 @@ using HostLibraryCall = void (*)(const Op&, const std::vector<ConstTensorView>&,
 
 // The call the host runs `op` through, alone in its step, rather than its generated kernel
 // (unless GPU blocks are emulated), or null: oneDNN for an f32 attention with the work to pay
-// for it, and the row ops of isHostLibraryRowOp (target/host_library.h, which the fuse pass
-// leaves alone on the host): an f32 layer_norm, softmax or log_softmax. The kernels run one row
-// per block, summing in double; the library's are vectorized over the row (cpu_attention.h,
-// cpu_layer_norm.h, cpu_softmax.h).
+// for it, the row ops of isHostLibraryRowOp (target/host_library.h, which the fuse pass
+// leaves alone on the host): an f32 layer_norm, softmax or log_softmax, and an f32 max_pool2d.
+// The kernels run one row per block, summing in double; the library's are vectorized over the
+// row (cpu_attention.h, cpu_layer_norm.h, cpu_softmax.h); the pool reads channels-last bytes
+// where they are (cpu_pool.h; `run` gives it its layouts, this call takes NCHW).
 HostLibraryCall hostLibraryCallFor(const Op& op);
 
 // How generated kernels run on the host: blockDim 1 (the fast way), or every GPU thread

@@ -1,6 +1,6 @@
 // The host keeps a convolution's result channels-last where only convolutions read it as their
-// image (runtime/host/channels_last.h): which values qualify, and that the answers stay the
-// reference interpreter's.
+// image or residual, or max pools read it (runtime/host/channels_last.h): which values qualify,
+// and that the answers stay the reference interpreter's.
 #include <map>
 #include <string>
 
@@ -86,6 +86,56 @@ TEST(ChannelsLastTest, TheAnswersAreTheReferences) {
     SCOPED_TRACE(run);
     expectOutputsClose(executor.run(inputs), expected, 1e-4);
   }
+}
+
+// Max pools between convolutions (runtime/host/cpu_pool.h), as in a ResNet's stem and first
+// block: p1, read by c2 as its image and by c3's epilogue as its residual, stays channels-last,
+// and so does r1, which only p1 reads; a3 is read by p2 alone; p2, read by a neg, is written
+// NCHW from a channels-last x; p3 pools an input.
+const char* const kPools = R"(
+graph @pools(%x: f32[2,8,8,8] @cpu) -> (n2, p3) attributes {seed = 2} {
+  %w = param {init = "normal", name = "w", seed = 2} : f32[8,8,3,3] @cpu
+  %c1 = conv2d %x, %w {bias = false, in_channels = 8, kernel_size = 3, out_channels = 8, padding = 1} : f32[2,8,8,8] @cpu
+  %r1 = relu %c1 : f32[2,8,8,8] @cpu
+  %p1 = max_pool2d %r1 {kernel_size = 3, padding = 1, stride = 2} : f32[2,8,4,4] @cpu
+  %c2 = conv2d %p1, %w {bias = false, in_channels = 8, kernel_size = 3, out_channels = 8, padding = 1} : f32[2,8,4,4] @cpu
+  %r2 = relu %c2 : f32[2,8,4,4] @cpu
+  %c3 = conv2d %r2, %w {bias = false, in_channels = 8, kernel_size = 3, out_channels = 8, padding = 1} : f32[2,8,4,4] @cpu
+  %a3 = add %c3, %p1 : f32[2,8,4,4] @cpu
+  %p2 = max_pool2d %a3 {kernel_size = 2} : f32[2,8,2,2] @cpu
+  %n2 = neg %p2 : f32[2,8,2,2] @cpu
+  %p3 = max_pool2d %x {kernel_size = 2} : f32[2,8,4,4] @cpu
+  return %n2, %p3
+}
+)";
+
+std::unique_ptr<Graph> poolsFusedAndPlanned() {
+  auto graph = parseGraph(kPools, "pools.gxir");
+  PassManager manager;
+  manager.add("fuse");
+  manager.add("plan-memory");
+  manager.run(*graph, PassContext{});
+  std::vector<std::string> problems = verifyGraph(*graph);
+  EXPECT_TRUE(problems.empty()) << problems.front();
+  return graph;
+}
+
+TEST(ChannelsLastTest, MaxPoolsBetweenConvolutions) {
+  auto graph = poolsFusedAndPlanned();
+  HostGeneratedKernels kernels(*graph);
+  std::map<std::string, bool> kept;
+  for (const Op* op : graph->ops()) kept[op->result->name] = kernels.channelsLast(op->result);
+  EXPECT_TRUE(kept.at("r1"));
+  EXPECT_TRUE(kept.at("p1"));
+  EXPECT_TRUE(kept.at("r2"));
+  EXPECT_TRUE(kept.at("a3"));
+  EXPECT_FALSE(kept.at("p2"));  // a neg reads it
+  EXPECT_FALSE(kept.at("p3"));  // of an input, and a graph output
+
+  std::map<std::string, Tensor> inputs;
+  for (const Value* input : graph->inputs()) inputs[input->name] = defaultInput(*graph, *input, 2);
+  auto expected = ReferenceExecutor(*graph).run(inputs);
+  expectOutputsClose(HostExecutor(*graph).run(inputs), expected, 1e-4);
 }
 
 }  // namespace

@@ -1,0 +1,191 @@
+#include "runtime/host/cpu_pool.h"
+
+#include <algorithm>
+#include <limits>
+#include <tuple>
+
+#include <omp.h>
+
+#include "ir/diagnostic.h"
+#include "ir/pool_geometry.h"
+#include "runtime/host/onednn_engine.h"
+
+namespace gxc {
+namespace {
+
+using dnnl::memory;
+
+// The pool as oneDNN sees it: x [n, c, h, w], windows and both sides' padding.
+struct PoolShape {
+  int64_t n = 1, c = 1;
+  PoolGeometry g;
+  // Right and bottom padding: what makes oneDNN's output size gxc's (torch's), ceil_mode's
+  // last window included. oneDNN, as torch, rounds down, so it is never below 0.
+  int64_t padBottom = 0, padRight = 0;
+};
+
+PoolShape poolShapeOf(const Op& op) {
+  const Shape& x = op.operands[0]->type.shape;
+  PoolShape s;
+  s.g = pool2dGeometry(op);
+  s.n = x.size() == 4 ? x[0] : 1;
+  s.c = x[x.size() - 3];
+  s.padBottom =
+      std::max<int64_t>(0, (s.g.outH - 1) * s.g.strideH + s.g.kernelH - s.g.inH - s.g.padH);
+  s.padRight =
+      std::max<int64_t>(0, (s.g.outW - 1) * s.g.strideW + s.g.kernelW - s.g.inW - s.g.padW);
+  return s;
+}
+
+using PoolKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                           int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, int>;
+
+PoolKey keyOf(const PoolShape& s, bool channelsLast) {
+  const PoolGeometry& g = s.g;
+  return {s.n,         s.c,        g.inH,        g.inW,
+          g.outH,      g.outW,     g.kernelH,    g.kernelW,
+          g.strideH,   g.strideW,  g.padH,       g.padW,
+          s.padBottom, s.padRight, channelsLast, omp_get_max_threads()};
+}
+
+// oneDNN's jit pooling takes source and destination in one layout (mixed ones fall to its
+// reference implementation, 500 times slower): the pool runs in x's, and a reorder takes a
+// channels-last result to NCHW where the result is wanted so.
+struct PreparedPool {
+  dnnl::pooling_v2_forward primitive;
+  memory::desc src, dst, scratchpad;
+  dnnl::reorder toNchw;  // dst, channels-last, to NCHW
+  memory::desc nchwDst;
+};
+
+PreparedPool prepare(const PoolShape& s, bool channelsLast) {
+  const PoolGeometry& g = s.g;
+  const auto tag = channelsLast ? memory::format_tag::nhwc : memory::format_tag::nchw;
+  memory::desc src({s.n, s.c, g.inH, g.inW}, memory::data_type::f32, tag);
+  memory::desc dst({s.n, s.c, g.outH, g.outW}, memory::data_type::f32, tag);
+  dnnl::pooling_v2_forward::primitive_desc pd(
+      dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference,
+                                     dnnl::algorithm::pooling_max, src, dst, {g.strideH, g.strideW},
+                                     {g.kernelH, g.kernelW}, {0, 0}, {g.padH, g.padW},
+                                     {s.padBottom, s.padRight}),
+      userScratchpad(), oneDnnEngine());
+  PreparedPool p{dnnl::pooling_v2_forward(pd), src, dst, pd.scratchpad_desc(), {}, {}};
+  if (channelsLast) {
+    p.nchwDst = memory::desc(dst.dims(), memory::data_type::f32, memory::format_tag::nchw);
+    p.toNchw = dnnl::reorder(
+        dnnl::reorder::primitive_desc(oneDnnEngine(), dst, oneDnnEngine(), p.nchwDst));
+  }
+  return p;
+}
+
+// Whether any of `count` floats is a NaN or -inf: the values oneDNN's max gets wrong.
+bool holdsNaNOrNegativeInfinity(const float* x, int64_t count) {
+  constexpr float kNegativeInfinity = -std::numeric_limits<float>::infinity();
+  int found = 0;  // an int |, not a bool ||: a short-circuit keeps the loop from vectorizing
+#pragma omp parallel for simd reduction(| : found) if (parallel : count >= (int64_t{1} << 18))
+  for (int64_t i = 0; i < count; ++i) found |= !(x[i] > kNegativeInfinity);
+  return found != 0;
+}
+
+// Where element (plane, y, x) of an [n, c, h, w] tensor lies in its bytes, in floats.
+struct Strides {
+  int64_t n, c, h, w;
+};
+
+Strides stridesOf(int64_t c, int64_t h, int64_t w, bool channelsLast) {
+  if (channelsLast) return {h * w * c, 1, w * c, c};
+  return {c * h * w, h * w, w, 1};
+}
+
+// The outputs along one axis whose windows read input position `at`.
+std::pair<int64_t, int64_t> windowsReading(int64_t at, int64_t kernel, int64_t stride, int64_t pad,
+                                           int64_t outSize) {
+  // Window o reads [o * stride - pad, o * stride - pad + kernel).
+  const int64_t first = std::max<int64_t>(0, (at + pad - kernel + stride) / stride);
+  const int64_t last = std::min<int64_t>(outSize - 1, (at + pad) / stride);
+  return {first, last};
+}
+
+// torch's max of output (plane n, c; oy, ox): -inf padding, a NaN wins.
+float exactMax(const float* x, const Strides& in, const PoolGeometry& g, int64_t n, int64_t c,
+               int64_t oy, int64_t ox) {
+  const int64_t y0 = std::max<int64_t>(0, oy * g.strideH - g.padH);
+  const int64_t y1 = std::min<int64_t>(g.inH, oy * g.strideH - g.padH + g.kernelH);
+  const int64_t x0 = std::max<int64_t>(0, ox * g.strideW - g.padW);
+  const int64_t x1 = std::min<int64_t>(g.inW, ox * g.strideW - g.padW + g.kernelW);
+  float best = -std::numeric_limits<float>::infinity();
+  for (int64_t y = y0; y < y1; ++y)
+    for (int64_t xi = x0; xi < x1; ++xi) {
+      const float v = x[n * in.n + c * in.c + y * in.h + xi * in.w];
+      if (v != v) return v;
+      best = std::max(best, v);
+    }
+  return best;
+}
+
+// The outputs of every window that reads a NaN or -inf, computed again exactly.
+void fixWindowsOfSpecialValues(const PoolShape& s, const float* x, bool inputChannelsLast,
+                               float* out, bool resultChannelsLast) {
+  const PoolGeometry& g = s.g;
+  const Strides in = stridesOf(s.c, g.inH, g.inW, inputChannelsLast);
+  const Strides o = stridesOf(s.c, g.outH, g.outW, resultChannelsLast);
+  constexpr float kNegativeInfinity = -std::numeric_limits<float>::infinity();
+  for (int64_t n = 0; n < s.n; ++n)
+    for (int64_t c = 0; c < s.c; ++c)
+      for (int64_t y = 0; y < g.inH; ++y)
+        for (int64_t xi = 0; xi < g.inW; ++xi) {
+          if (x[n * in.n + c * in.c + y * in.h + xi * in.w] > kNegativeInfinity) continue;
+          auto [oy0, oy1] = windowsReading(y, g.kernelH, g.strideH, g.padH, g.outH);
+          auto [ox0, ox1] = windowsReading(xi, g.kernelW, g.strideW, g.padW, g.outW);
+          for (int64_t oy = oy0; oy <= oy1; ++oy)
+            for (int64_t ox = ox0; ox <= ox1; ++ox)
+              out[n * o.n + c * o.c + oy * o.h + ox * o.w] = exactMax(x, in, g, n, c, oy, ox);
+        }
+}
+
+}  // namespace
+
+bool cpuMaxPoolApplies(const Op& op) {
+  if (op.kind != OpKind::MaxPool2d || op.result->type.dtype != DType::F32) return false;
+  const size_t rank = op.operands[0]->type.shape.size();
+  return (rank == 3 || rank == 4) && op.result->type.numel() > 0;
+}
+
+void cpuMaxPool(const Op& op, const ConstTensorView& x, TensorView result, PoolLayouts layouts) {
+  GXC_CHECK(cpuMaxPoolApplies(op), "layer '{}': a pool oneDNN does not run", op.layerName());
+  GXC_CHECK(!layouts.resultChannelsLast || layouts.inputChannelsLast,
+            "layer '{}': a channels-last pool result of an NCHW input", op.layerName());
+  const PoolShape s = poolShapeOf(op);
+  static PreparedPrimitives<PoolKey, PreparedPool> prepared;
+  const bool channelsLast = layouts.inputChannelsLast;
+  const PreparedPool& p =
+      prepared.get(keyOf(s, channelsLast), [&] { return prepare(s, channelsLast); });
+  const dnnl::engine& engine = oneDnnEngine();
+  dnnl::stream& stream = threadStream();
+  const bool reordered = channelsLast && !layouts.resultChannelsLast;
+  thread_local GrowingBuffer channelsLastResult;
+  float* out = reordered ? static_cast<float*>(channelsLastResult.atLeast(result.nbytes()))
+                         : result.as<float>();
+  // oneDNN takes its source as a mutable handle; it only reads it.
+  const float* in = x.as<float>();
+  p.primitive.execute(stream,
+                      {{DNNL_ARG_SRC, memory(p.src, engine, const_cast<float*>(in))},
+                       {DNNL_ARG_DST, memory(p.dst, engine, out)},
+                       {DNNL_ARG_SCRATCHPAD,
+                        memory(p.scratchpad, engine, threadScratchpad(p.scratchpad.get_size()))}});
+  stream.wait();
+  if (holdsNaNOrNegativeInfinity(in, x.numel()))
+    fixWindowsOfSpecialValues(s, in, channelsLast, out, channelsLast);
+  if (!reordered) return;
+  memory from(p.dst, engine, out), to(p.nchwDst, engine, result.as<float>());
+  p.toNchw.execute(stream, from, to);
+  stream.wait();
+}
+
+void cpuMaxPoolNchw(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result) {
+  GXC_CHECK(operands.size() == 1, "layer '{}': max_pool2d given {} operands", op.layerName(),
+            operands.size());
+  cpuMaxPool(op, operands[0], result, {});
+}
+
+}  // namespace gxc
