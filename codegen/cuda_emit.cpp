@@ -125,17 +125,23 @@ bool namesIdentifier(const std::string& code, const std::string& name) {
 
 }  // namespace
 
+std::string indexLiteral(int64_t value, IndexType type) {
+  return type == IndexType::Int ? std::to_string(value) : intLiteral(value);
+}
+
 std::string unravel(const std::string& index, const Shape& shape, const std::string& prefix,
-                    const std::string& indent, const std::string& user, size_t fromDim) {
+                    const std::string& indent, const std::string& user, size_t fromDim,
+                    IndexType type) {
   std::vector<int64_t> strides = rowMajorStrides(shape);
   std::string out;
   for (size_t d = fromDim; d < shape.size(); ++d) {
     if (!namesIdentifier(user, prefix + std::to_string(d))) continue;
     // Division by the baked stride, then modulo the baked size: constants the compilers fold.
     std::string coord =
-        strides[d] == 1 ? index : fmt::format("{} / {}", index, intLiteral(strides[d]));
-    if (d > 0) coord = fmt::format("({}) % {}", coord, intLiteral(shape[d]));
-    out += fmt::format("{}const gxc_i64 {}{} = {};\n", indent, prefix, d, coord);
+        strides[d] == 1 ? index : fmt::format("{} / {}", index, indexLiteral(strides[d], type));
+    if (d > 0) coord = fmt::format("({}) % {}", coord, indexLiteral(shape[d], type));
+    out += fmt::format("{}const {} {}{} = {};\n", indent,
+                       type == IndexType::Int ? "int" : "gxc_i64", prefix, d, coord);
   }
   return out;
 }
@@ -292,7 +298,7 @@ ElementwiseCode elementwiseValue(const std::vector<const Op*>& members, const Va
             spansInnerDims(operand->type.shape, rootShape, runs.outerDims)) {
           index = runs.innerIndex;
         } else if (operand->type.shape != rootShape) {
-          index = broadcastIndex(operand->type.shape, rootShape, prefix + "c");
+          index = broadcastIndex(operand->type.shape, rootShape, prefix + "c", runs.indexType);
           needsCoords = true;
         }
         std::string name = fmt::format("{}x{}", prefix, arg);
@@ -314,7 +320,9 @@ ElementwiseCode elementwiseValue(const std::vector<const Op*>& members, const Va
     return {"", loadElement(root->type.dtype, fmt::format("in{}", arg), rootIndex)};
   }
   std::string coords =
-      needsCoords ? unravel(rootIndex, rootShape, prefix + "c", indent, loads, runs.outerDims) : "";
+      needsCoords ? unravel(rootIndex, rootShape, prefix + "c", indent, loads, runs.outerDims,
+                            runs.outerDims > 0 ? IndexType::I64 : runs.indexType)
+                  : "";
   return {coords + loads + compute, names.at(root)};
 }
 
@@ -330,9 +338,15 @@ std::string elementwiseTail(const std::vector<const Op*>& members, const Value* 
          "\n";
 }
 
+IndexType gridStrideIndexType(int64_t count, bool simd) {
+  return simd && count <= std::numeric_limits<int>::max() ? IndexType::Int : IndexType::I64;
+}
+
 std::string gridStrideLoop(const std::string& index, int64_t count, const std::string& indent,
                            bool simd) {
-  const char* variant = !simd ? "" : count <= std::numeric_limits<int>::max() ? "_SIMD32" : "_SIMD";
+  const char* variant = !simd                                                ? ""
+                        : gridStrideIndexType(count, simd) == IndexType::Int ? "_SIMD32"
+                                                                             : "_SIMD";
   return fmt::format("{0}GXC_GRID_STRIDE{1}({2}, {3}) {{\n", indent, variant, index,
                      intLiteral(count));
 }

@@ -87,11 +87,20 @@ std::vector<int64_t> rowMajorStrides(const Shape& shape);
 // `shape` (index itself is not changed); only the coordinates that `user` (the code that
 // reads them) names, so that neither compiler warns of an unused one, and none before
 // `fromDim` (an enclosing loop declares those).
+// The C type of a loop's coordinates and the flat indices made of them: gxc_i64, or int in a
+// loop whose index is an int (GXC_GRID_STRIDE_SIMD32, under 2^31 elements, so every index of
+// its tensors is too). The host's compiler vectorizes a gather at int indices, and leaves one
+// at 64-bit indices scalar: a mask added to attention's scores took 2 ns an element so.
+enum class IndexType { I64, Int };
+std::string indexLiteral(int64_t value, IndexType type);  // "12LL", or "12" for an int
+
 std::string unravel(const std::string& index, const Shape& shape, const std::string& prefix,
-                    const std::string& indent, const std::string& user, size_t fromDim = 0);
+                    const std::string& indent, const std::string& user, size_t fromDim = 0,
+                    IndexType type = IndexType::I64);
 // The flat index into a tensor of `shape` of the element that NumPy broadcasting pairs with
-// coordinates `prefix`0.. of `outShape`.
-std::string broadcastIndex(const Shape& shape, const Shape& outShape, const std::string& prefix);
+// coordinates `prefix`0.. of `outShape`, in `type`.
+std::string broadcastIndex(const Shape& shape, const Shape& outShape, const std::string& prefix,
+                           IndexType type = IndexType::I64);
 // Whether `shape`, broadcast into `outShape`, is 1 in outShape's first `outerDims` dims and
 // outShape's own in the rest: its flat index is then the offset in a run of those (InnerRuns).
 bool spansInnerDims(const Shape& shape, const Shape& outShape, size_t outerDims);
@@ -123,9 +132,11 @@ struct ElementwiseCode {
 // and `innerIndex` counts the elements of one run over the rest. An operand read other than
 // at rootIndex must then vary in none of the inner dims (it is read at outer coordinates) or
 // be the root's shape in exactly those (it is read at innerIndex). outerDims 0: no runs.
+// `indexType`: the type of the coordinates the tail computes from rootIndex itself.
 struct InnerRuns {
   size_t outerDims = 0;
   std::string innerIndex;
+  IndexType indexType = IndexType::I64;
 };
 ElementwiseCode elementwiseValue(const std::vector<const Op*>& members, const Value* root,
                                  const KernelArgs& args,
@@ -149,6 +160,8 @@ std::string elementwiseTail(const std::vector<const Op*>& members, const Value* 
 // iterations must be independent: the host runs the chunks in parallel.
 std::string gridStrideLoop(const std::string& index, int64_t count, const std::string& indent,
                            bool simd = false);
+// The type of that loop's index: int for a `simd` loop under 2^31 elements (_SIMD32).
+IndexType gridStrideIndexType(int64_t count, bool simd);
 LaunchShape gpuElementwiseLaunch(int64_t count);
 LaunchShape gpuRowLaunch(int64_t rows, int64_t rowLength);
 // The host's launch of a grid-stride loop over `count` independent elements of

@@ -35,7 +35,8 @@ bool fixedOverInnerDims(const Shape& shape, const Shape& outShape, size_t outerD
   return true;
 }
 
-std::string broadcastIndex(const Shape& shape, const Shape& outShape, const std::string& prefix) {
+std::string broadcastIndex(const Shape& shape, const Shape& outShape, const std::string& prefix,
+                           IndexType type) {
   GXC_CHECK(shape.size() <= outShape.size(), "{} does not broadcast to {}", shapeString(shape),
             shapeString(outShape));
   size_t skipped = outShape.size() - shape.size();
@@ -46,8 +47,8 @@ std::string broadcastIndex(const Shape& shape, const Shape& outShape, const std:
     GXC_CHECK(shape[d] == outShape[skipped + d], "{} does not broadcast to {}", shapeString(shape),
               shapeString(outShape));
     std::string coord = fmt::format("{}{}", prefix, skipped + d);
-    terms.push_back(strides[d] == 1 ? coord
-                                    : fmt::format("{} * {}", coord, intLiteral(strides[d])));
+    terms.push_back(
+        strides[d] == 1 ? coord : fmt::format("{} * {}", coord, indexLiteral(strides[d], type)));
   }
   if (terms.empty()) return "0";
   std::string out = terms[0];

@@ -88,7 +88,9 @@ KernelBody elementwiseBody(const std::vector<const Op*>& members, const KernelAr
     body += runsLoop(members, *root, args, outerDims, runs);
   } else {
     body += gridStrideLoop("i", count, "  ", simd) +
-            elementwiseTail(members, root, args, {}, "i", "    ") + "  }\n";
+            elementwiseTail(members, root, args, {}, "i", "    ",
+                            InnerRuns{0, "", gridStrideIndexType(count, simd)}) +
+            "  }\n";
   }
   return {std::move(family), std::move(body), gpuElementwiseLaunch(count), host};
 }

@@ -234,6 +234,15 @@ graph @short(%x: f32[2048,8] @cpu, %bias: f32[8] @cpu) -> (r) {
   return %r
 })",
        2},
+      // Attention's scores scaled, plus a mask of [batch, 1, 1, keys]: a read at an index made
+      // of two coordinates, in a flat loop (no run of inner dims spans the mask).
+      {"mask_read_at_two_coordinates", R"(
+graph @mask(%x: f32[8,2,32,32] @cpu, %mask: f32[8,1,1,32] @cpu) -> (r) {
+  %s = div %x {kernel = "k0", scalar = 4.0} : f32[8,2,32,32] @cpu
+  %r = add %s, %mask {kernel = "k0"} : f32[8,2,32,32] @cpu
+  return %r
+})",
+       2},
       // batch_norm in a row anchor's prologue, evaluated wherever softmax reads its input.
       {"batch_norm_then_softmax", R"(
 graph @bns(%x: f32[3,5,6] @cpu) -> (r) attributes {seed = 5} {
@@ -559,7 +568,8 @@ TEST_P(FusedKernelTest, OneKernelForTheFusedGroup) {
       {"batch_norm_add_relu_in_runs", "GXC_RUNS"},
       {"channel_and_broadcast_reads_in_runs", "GXC_RUNS"},
       {"bias_and_row_scale_in_runs", "GXC_RUNS"},
-      {"short_rows_stay_flat", "GXC_GRID_STRIDE_SIMD32"}};
+      {"short_rows_stay_flat", "GXC_GRID_STRIDE_SIMD32"},
+      {"mask_read_at_two_coordinates", "GXC_GRID_STRIDE_SIMD32"}};
   if (auto loop = loops.find(GetParam().name); loop != loops.end()) {
     EXPECT_NE(source.text.find("  " + loop->second + "("), std::string::npos) << source.text;
   }
@@ -684,6 +694,28 @@ graph @twins(%x: f32[4,8] @cpu, %y: f32[4,8] @cpu) -> (a, b, c) {
 
 // A slice along axis 0 is a view of its operand's bytes; along any other axis it is a
 // kernel, which moves elements bit for bit (f16 and i64 alike).
+// A loop over fewer than 2^31 elements has an int index, and so do the coordinates and the
+// broadcast indices made of it (the host's compiler vectorizes a gather at int indices only);
+// past 2^31 they are 64-bit. Codegen only: nothing of 8 GiB is allocated.
+TEST(CudaSourceTest, IndicesAreIntsInIntIndexedLoops) {
+  const char* const kMask = R"(
+graph @mask(%x: f32[8,2,32,32] @cpu, %mask: f32[8,1,1,32] @cpu) -> (r) {
+  %r = add %x, %mask : f32[8,2,32,32] @cpu
+  return %r
+})";
+  std::string text = generateCudaSource(*parse(kMask)).text;
+  EXPECT_NE(text.find("GXC_GRID_STRIDE_SIMD32(i, 16384LL)"), std::string::npos) << text;
+  EXPECT_NE(text.find("const int c0 = i / 2048;"), std::string::npos) << text;
+  EXPECT_NE(text.find("const int c3 = (i) % 32;"), std::string::npos) << text;
+  EXPECT_NE(text.find("c0 * 32 + c3"), std::string::npos) << text;
+  std::string wide =
+      generateCudaSource(*parse(std::regex_replace(kMask, std::regex("f32\\[8,2,32,32\\]"),
+                                                   "f32[8,2,16777216,32]")))
+          .text;
+  EXPECT_NE(wide.find("GXC_GRID_STRIDE_SIMD(i, 8589934592LL)"), std::string::npos) << wide;
+  EXPECT_NE(wide.find("const gxc_i64 c0 = i / 1073741824LL;"), std::string::npos) << wide;
+}
+
 TEST(CudaSourceTest, SlicesOffAxisZeroAreKernels) {
   auto graph = parse(R"(
 graph @slices(%x: f16[4,6,5] @cpu, %i: i64[3,7] @cpu) -> (a, b, c, d) {
