@@ -11,8 +11,10 @@ and each thread count, in interleaved rounds:
   around zero_grad, forward, backward and step on the same batches, median likewise.
 Threads: OMP_NUM_THREADS and OPENBLAS_NUM_THREADS for gxc, torch.set_num_threads for PyTorch.
 
-Run with the Python of scripts/torch-env.sh (Debian's torch):
-  .venv-torch/bin/python bench/train_step_vs_pytorch.py --gxc build/gxc [--rounds 3]
+Run with a Python that has torch: the peer the performance issue names is PyPI's current
+release, which bench/peers.py installs into .venv-bench/ (scripts/torch-env.sh's .venv-torch has
+Debian's 1.13, which the fixtures use):
+  .venv-bench/bin/python bench/train_step_vs_pytorch.py --gxc build/gxc [--rounds 3]
 Prints a Markdown table (bench/RESULTS.md has the last one, with the commit).
 """
 import argparse
