@@ -83,10 +83,7 @@ std::string intLiteral(int64_t value);    // "12LL"
 std::string pointerDecls(const KernelArgs& args, bool bits = false);
 
 std::vector<int64_t> rowMajorStrides(const Shape& shape);
-// Statements setting `prefix`0 .. `prefix`(rank-1) to the coordinates of flat `index` in
-// `shape` (index itself is not changed); only the coordinates that `user` (the code that
-// reads them) names, so that neither compiler warns of an unused one, and none before
-// `fromDim` (an enclosing loop declares those).
+
 // The C type of a loop's coordinates and the flat indices made of them: gxc_i64, or int in a
 // loop whose index is an int (GXC_GRID_STRIDE_SIMD32, under 2^31 elements, so every index of
 // its tensors is too). The host's compiler vectorizes a gather at int indices, and leaves one
@@ -94,6 +91,10 @@ std::vector<int64_t> rowMajorStrides(const Shape& shape);
 enum class IndexType { I64, Int };
 std::string indexLiteral(int64_t value, IndexType type);  // "12LL", or "12" for an int
 
+// Statements setting `prefix`0 .. `prefix`(rank-1) to the coordinates of flat `index` in
+// `shape` (index itself is not changed); only the coordinates that `user` (the code that
+// reads them) names, so that neither compiler warns of an unused one, and none before
+// `fromDim` (an enclosing loop declares those); in `type`.
 std::string unravel(const std::string& index, const Shape& shape, const std::string& prefix,
                     const std::string& indent, const std::string& user, size_t fromDim = 0,
                     IndexType type = IndexType::I64);

@@ -19,8 +19,9 @@ using dnnl::memory;
 struct PoolShape {
   int64_t n = 1, c = 1;
   PoolGeometry g;
-  // Right and bottom padding: what makes oneDNN's output size gxc's (torch's), ceil_mode's
-  // last window included. oneDNN, as torch, rounds down, so it is never below 0.
+  // Bottom and right padding: what makes oneDNN's output size gxc's (torch's), ceil_mode's
+  // last window included; 0 where the last window ends inside x, as oneDNN rounds the output
+  // size down as torch does.
   int64_t padBottom = 0, padRight = 0;
 };
 
@@ -87,7 +88,7 @@ bool holdsNaNOrNegativeInfinity(const float* x, int64_t count) {
   return found != 0;
 }
 
-// Where element (plane, y, x) of an [n, c, h, w] tensor lies in its bytes, in floats.
+// Where element (n, c, y, x) of an [N, C, H, W] tensor lies in its bytes, in floats.
 struct Strides {
   int64_t n, c, h, w;
 };
@@ -123,12 +124,12 @@ float exactMax(const float* x, const Strides& in, const PoolGeometry& g, int64_t
   return best;
 }
 
-// The outputs of every window that reads a NaN or -inf, computed again exactly.
-void fixWindowsOfSpecialValues(const PoolShape& s, const float* x, bool inputChannelsLast,
-                               float* out, bool resultChannelsLast) {
+// The outputs of every window that reads a NaN or -inf, computed again exactly; x and out in
+// one layout, the primitive's.
+void fixWindowsOfSpecialValues(const PoolShape& s, const float* x, float* out, bool channelsLast) {
   const PoolGeometry& g = s.g;
-  const Strides in = stridesOf(s.c, g.inH, g.inW, inputChannelsLast);
-  const Strides o = stridesOf(s.c, g.outH, g.outW, resultChannelsLast);
+  const Strides in = stridesOf(s.c, g.inH, g.inW, channelsLast);
+  const Strides o = stridesOf(s.c, g.outH, g.outW, channelsLast);
   constexpr float kNegativeInfinity = -std::numeric_limits<float>::infinity();
   for (int64_t n = 0; n < s.n; ++n)
     for (int64_t c = 0; c < s.c; ++c)
@@ -175,7 +176,7 @@ void cpuMaxPool(const Op& op, const ConstTensorView& x, TensorView result, PoolL
                         memory(p.scratchpad, engine, threadScratchpad(p.scratchpad.get_size()))}});
   stream.wait();
   if (holdsNaNOrNegativeInfinity(in, x.numel()))
-    fixWindowsOfSpecialValues(s, in, channelsLast, out, channelsLast);
+    fixWindowsOfSpecialValues(s, in, out, channelsLast);
   if (!reordered) return;
   memory from(p.dst, engine, out), to(p.nchwDst, engine, result.as<float>());
   p.toNchw.execute(stream, from, to);
