@@ -49,8 +49,8 @@ graph @convs(%x: f32[2,8,6,6] @cpu, %res: f32[2,8,6,6] @cpu) -> (r5, n3, a8) att
 }
 )";
 
-std::unique_ptr<Graph> fusedAndPlanned() {
-  auto graph = parseGraph(kGraph, "convs.gxir");
+std::unique_ptr<Graph> fusedAndPlanned(const char* text = kGraph) {
+  auto graph = parseGraph(text, "convs.gxir");
   PassManager manager;
   manager.add("fuse");
   manager.add("plan-memory");
@@ -109,19 +109,8 @@ graph @pools(%x: f32[2,8,8,8] @cpu) -> (n2, p3) attributes {seed = 2} {
 }
 )";
 
-std::unique_ptr<Graph> poolsFusedAndPlanned() {
-  auto graph = parseGraph(kPools, "pools.gxir");
-  PassManager manager;
-  manager.add("fuse");
-  manager.add("plan-memory");
-  manager.run(*graph, PassContext{});
-  std::vector<std::string> problems = verifyGraph(*graph);
-  EXPECT_TRUE(problems.empty()) << problems.front();
-  return graph;
-}
-
 TEST(ChannelsLastTest, MaxPoolsBetweenConvolutions) {
-  auto graph = poolsFusedAndPlanned();
+  auto graph = fusedAndPlanned(kPools);
   HostGeneratedKernels kernels(*graph);
   std::map<std::string, bool> kept;
   for (const Op* op : graph->ops()) kept[op->result->name] = kernels.channelsLast(op->result);

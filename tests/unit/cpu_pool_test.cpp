@@ -22,7 +22,7 @@ namespace {
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-// x [n, c, h, w] (or [c, h, w]) as NHWC bytes, and back.
+// x [n, c, h, w] (or [c, h, w]), its bytes as NHWC and back.
 struct Dims {
   int64_t n, c, h, w;
 };
@@ -32,27 +32,21 @@ Dims dimsOf(const Shape& shape) {
   return {shape[0], shape[1], shape[2], shape[3]};
 }
 
-Tensor toChannelsLast(const Tensor& nchw) {
-  Dims d = dimsOf(nchw.shape());
-  Tensor out(DType::F32, nchw.shape());
+// `from` with its NCHW bytes rewritten as NHWC (`toChannelsLast`), or back.
+Tensor relaid(const Tensor& from, bool toChannelsLast) {
+  Dims d = dimsOf(from.shape());
+  Tensor out(DType::F32, from.shape());
   for (int64_t n = 0; n < d.n; ++n)
     for (int64_t c = 0; c < d.c; ++c)
       for (int64_t y = 0; y < d.h; ++y)
-        for (int64_t x = 0; x < d.w; ++x)
-          out.storeFloat(((n * d.h + y) * d.w + x) * d.c + c,
-                         nchw.loadFloat(((n * d.c + c) * d.h + y) * d.w + x));
-  return out;
-}
-
-Tensor fromChannelsLast(const Tensor& nhwc) {
-  Dims d = dimsOf(nhwc.shape());
-  Tensor out(DType::F32, nhwc.shape());
-  for (int64_t n = 0; n < d.n; ++n)
-    for (int64_t c = 0; c < d.c; ++c)
-      for (int64_t y = 0; y < d.h; ++y)
-        for (int64_t x = 0; x < d.w; ++x)
-          out.storeFloat(((n * d.c + c) * d.h + y) * d.w + x,
-                         nhwc.loadFloat(((n * d.h + y) * d.w + x) * d.c + c));
+        for (int64_t x = 0; x < d.w; ++x) {
+          const int64_t nchw = ((n * d.c + c) * d.h + y) * d.w + x;
+          const int64_t nhwc = ((n * d.h + y) * d.w + x) * d.c + c;
+          if (toChannelsLast)
+            out.storeFloat(nhwc, from.loadFloat(nchw));
+          else
+            out.storeFloat(nchw, from.loadFloat(nhwc));
+        }
   return out;
 }
 
@@ -66,7 +60,7 @@ void expectPoolAsTheReference(const std::string& text,
   Tensor x = randomTensor(DType::F32, op.operands[0]->type.shape, 7);
   for (auto [at, value] : special) x.storeFloat(at, value);
   Tensor expected = evaluateReferenceOp(op, {&x});
-  Tensor channelsLastX = toChannelsLast(x);
+  Tensor channelsLastX = relaid(x, true);
   for (PoolLayouts layouts :
        {PoolLayouts{false, false}, PoolLayouts{true, true}, PoolLayouts{true, false}}) {
     SCOPED_TRACE(testing::Message() << "channels-last x " << layouts.inputChannelsLast
@@ -74,7 +68,7 @@ void expectPoolAsTheReference(const std::string& text,
     Tensor result(DType::F32, op.result->type.shape);
     cpuMaxPool(op, layouts.inputChannelsLast ? channelsLastX.view() : x.view(), result.view(),
                layouts);
-    if (layouts.resultChannelsLast) result = fromChannelsLast(result);
+    if (layouts.resultChannelsLast) result = relaid(result, false);
     ASSERT_EQ(result.numel(), expected.numel());
     for (int64_t i = 0; i < expected.numel(); ++i) {
       float got = result.loadFloat(i), want = expected.loadFloat(i);
