@@ -13,8 +13,10 @@
 #include "runtime/host/conv_primitive.h"
 #include "runtime/host/onednn_engine.h"
 
-// Function clones for the host's wider vector units, where the compiler can make them.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// Function clones for the host's wider vector units, where the compiler can make them. Not
+// under ThreadSanitizer: the clones' resolver runs while the program is loaded, before TSan's
+// runtime is up, and the instrumented resolver crashes the process.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 #define GXC_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define GXC_VECTOR_CLONES
