@@ -319,10 +319,9 @@ ElementwiseCode elementwiseValue(const std::vector<const Op*>& members, const Va
     int arg = args.indexOf(root);
     return {"", loadElement(root->type.dtype, fmt::format("in{}", arg), rootIndex)};
   }
-  std::string coords =
-      needsCoords ? unravel(rootIndex, rootShape, prefix + "c", indent, loads, runs.outerDims,
-                            runs.outerDims > 0 ? IndexType::I64 : runs.indexType)
-                  : "";
+  std::string coords = needsCoords ? unravel(rootIndex, rootShape, prefix + "c", indent, loads,
+                                             runs.outerDims, runs.indexType)
+                                   : "";
   return {coords + loads + compute, names.at(root)};
 }
 

@@ -85,11 +85,7 @@ GXC_VECTOR_CLONES void clampRange(float* data, int64_t count, float low, float h
 
 // The same on every core from 2^18 floats, each thread one contiguous chunk.
 void clampInPlace(float* data, int64_t count, float low, float high) {
-  if (count < (int64_t{1} << 18) || omp_get_max_threads() == 1) {
-    clampRange(data, count, low, high);
-    return;
-  }
-#pragma omp parallel
+#pragma omp parallel if (count >= (int64_t{1} << 18))
   {
     const int64_t threads = omp_get_num_threads(), thread = omp_get_thread_num();
     const int64_t begin = count * thread / threads, end = count * (thread + 1) / threads;

@@ -38,15 +38,14 @@ PoolShape poolShapeOf(const Op& op) {
   return s;
 }
 
+// The shape and windows (the right padding follows from them), layout and thread count.
 using PoolKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                           int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, int>;
+                           int64_t, int64_t, int64_t, int64_t, bool, int>;
 
 PoolKey keyOf(const PoolShape& s, bool channelsLast) {
   const PoolGeometry& g = s.g;
-  return {s.n,         s.c,        g.inH,        g.inW,
-          g.outH,      g.outW,     g.kernelH,    g.kernelW,
-          g.strideH,   g.strideW,  g.padH,       g.padW,
-          s.padBottom, s.padRight, channelsLast, omp_get_max_threads()};
+  return {s.n,       s.c,       g.inH,     g.inW,  g.outH, g.outW,       g.kernelH,
+          g.kernelW, g.strideH, g.strideW, g.padH, g.padW, channelsLast, omp_get_max_threads()};
 }
 
 // oneDNN's jit pooling takes source and destination in one layout (mixed ones fall to its
