@@ -84,7 +84,7 @@ class YamlBuilder : public YAML::EventHandler {
     auto index = static_cast<uint32_t>(document_.nodes_.size());
     YamlDocument::Entry entry;
     entry.kind = kind;
-    entry.tag = tagIndex(tag);
+    entry.tag = document_.tagIndex(tag);
     if (!mark.is_null()) entry.line = mark.line, entry.column = mark.column;
     document_.nodes_.push_back(entry);
     if (anchor != 0) {
@@ -111,21 +111,20 @@ class YamlBuilder : public YAML::EventHandler {
                                pending_.end());
     pending_.resize(done.firstPending);
   }
-  uint32_t tagIndex(const std::string& tag) {
-    auto& tags = document_.tags_;
-    auto found = std::find(tags.begin(), tags.end(), tag);
-    if (found != tags.end()) return static_cast<uint32_t>(found - tags.begin());
-    tags.push_back(tag);
-    return static_cast<uint32_t>(tags.size() - 1);
-  }
-
   YamlDocument& document_;
   std::vector<Open> open_;
   std::vector<uint32_t> pending_;
   std::vector<uint32_t> anchors_;  // by yaml-cpp's anchor number (from 1)
 };
 
-std::unique_ptr<YamlDocument> YamlDocument::parse(const std::string& text) {
+uint32_t YamlDocument::tagIndex(const std::string& tag) {
+  auto found = std::find(tags_.begin(), tags_.end(), tag);
+  if (found != tags_.end()) return static_cast<uint32_t>(found - tags_.begin());
+  tags_.push_back(tag);
+  return static_cast<uint32_t>(tags_.size() - 1);
+}
+
+std::unique_ptr<YamlDocument> YamlDocument::parseWhole(const std::string& text) {
   auto document = std::make_unique<YamlDocument>();
   // About one node per 8 bytes of a flow-style model, one scalar in two nodes' worth.
   document->nodes_.reserve(text.size() / 8);

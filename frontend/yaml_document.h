@@ -47,6 +47,9 @@ class YamlNode {
 
   // Items of a list, entries of a map; 0 for anything else.
   size_t size() const;
+  // The node's place in its document: equal for two handles of one node (an alias and its
+  // anchor), different for two nodes.
+  uint32_t id() const { return index_; }
   // The value of the first entry whose key is the scalar `key`; undefined when absent or
   // when this is not a map.
   YamlNode operator[](std::string_view key) const;
@@ -117,7 +120,15 @@ class YamlDocument {
   // Reads the first document of `text`, throwing what YAML::Load throws on a mistake
   // (YAML::ParserException, YAML::DeepRecursion), with its mark. Text with no document gives
   // a null root.
+  // A text of a megabyte or more is read as parseInParts reads it, a part per thread that
+  // OpenMP would run (OMP_NUM_THREADS), where it can be cut.
   static std::unique_ptr<YamlDocument> parse(const std::string& text);
+  // What parse reads, with the top-level `layers:` list read in up to `parts` pieces at once,
+  // on as many threads (the cuts: yaml_pieces.h): the same document node for node, positions
+  // included; or null where the text is not cut, or a piece does not read as its part of the
+  // whole (a piece refused, or not a map ending or beginning with the `layers:` list), and
+  // then parse reads the text whole, with whatever error that gives.
+  static std::unique_ptr<YamlDocument> parseInParts(const std::string& text, int parts);
   // The same structure from a tree built in memory with yaml-cpp (the ONNX importer's), each
   // node keeping the position it has, if any.
   static std::unique_ptr<YamlDocument> fromNode(const YAML::Node& node);
@@ -139,6 +150,15 @@ class YamlDocument {
   };
 
   YamlNode node(uint32_t index) const { return YamlNode(this, index); }
+  static std::unique_ptr<YamlDocument> parseWhole(const std::string& text);
+  // Whether the root map's key number `entry` is the plain scalar `key` at column 0 of `line`.
+  bool rootEntryIs(uint32_t entry, std::string_view key, int line) const;
+  // Appends the nodes of a later piece of the same text, its lines moved by `lineShift`, and
+  // the items of its `layers:` list to `items`; for the last piece, the root's entries after
+  // that list to `rootEntries`.
+  void appendPiece(YamlDocument&& piece, int lineShift, std::vector<uint32_t>& items,
+                   std::vector<uint32_t>* rootEntries);
+  uint32_t tagIndex(const std::string& tag);
 
   std::vector<Entry> nodes_;
   std::vector<uint32_t> children_;

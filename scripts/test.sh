@@ -72,7 +72,8 @@ fuzz_work=$(mktemp -d)
 # target:seconds:seed folder[:regression folder, inputs that once failed]
 for fuzz in onnx_reader:30:tests/fixtures/onnx npy_reader:20:tests/fixtures/io \
   npz_reader:20:tests/fixtures/npz safetensors_reader:20:tests/fixtures/io \
-  yaml_model:20:models:fuzz/regressions/yaml_model; do
+  yaml_model:20:models:fuzz/regressions/yaml_model \
+  yaml_pieces:20:models:fuzz/regressions/yaml_pieces; do
   IFS=: read -r target seconds seeds regressions <<< "$fuzz"
   cmake --build build-fuzz -j "$jobs" --target "gxc_fuzz_$target"
   mkdir -p "$fuzz_work/$target/corpus" "$fuzz_work/$target/artifacts"

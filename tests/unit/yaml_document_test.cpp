@@ -1,6 +1,7 @@
 // frontend/yaml_document.h: the flat document the frontend reads, against yaml-cpp's own tree
 // of the same text (its kinds, scalars, tags, positions and order), and what it adds: aliases
-// share their anchor's node, and one inside the node it names is refused.
+// share their anchor's node, and one inside the node it names is refused; a large `layers:`
+// list read in pieces (frontend/yaml_pieces.h) reads as yaml-cpp reads the whole text.
 #include "frontend/yaml_document.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +9,8 @@
 
 #include <string>
 #include <vector>
+
+#include "frontend/yaml_pieces.h"
 
 namespace gxc {
 namespace {
@@ -140,6 +143,138 @@ TEST(YamlDocumentTest, ANodeTreeInMemoryReadsAsItsTextWouldWithoutPositions) {
   EXPECT_FALSE(root.hasPosition());
   EXPECT_FALSE(root["inputs"][0].hasPosition());
   EXPECT_EQ(YamlDocument::parse("")->root().isDefined(), false);
+}
+
+// `count` flow-style layers from l{first} on, each reading the one before.
+std::string flowLayers(int first, int count, const std::string& indent = "  ") {
+  std::string text;
+  for (int i = first; i < first + count; ++i)
+    text += indent + "- {name: l" + std::to_string(i) + ", op: relu, inputs: [l" +
+            std::to_string(i - 1) + "]}\n";
+  return text;
+}
+
+// The same structure, positions included, read in pieces and by yaml-cpp's tree of the whole.
+void expectReadInPiecesAsWhole(const std::string& text, int parts) {
+  SCOPED_TRACE(::testing::Message() << parts << " parts of\n" << text);
+  ASSERT_EQ(findLayerListCuts(text, parts).offsets.size(), static_cast<size_t>(parts - 1));
+  std::unique_ptr<YamlDocument> document = YamlDocument::parseInParts(text, parts);
+  ASSERT_NE(document, nullptr);
+  std::vector<std::string> ours, theirs;
+  describe(document->root(), 0, ours);
+  describe(YAML::Load(text), 0, theirs);
+  EXPECT_EQ(ours, theirs);
+}
+
+TEST(YamlDocumentTest, ALayerListReadInPiecesReadsAsTheWholeText) {
+  // Flow items, keys after the list.
+  expectReadInPiecesAsWhole("gxc: 1\nname: chain\ninputs:\n  l-1: {shape: [2]}\nlayers:\n" +
+                                flowLayers(0, 40) + "outputs: [l39]\ntrain: {steps: 2}\n",
+                            2);
+  // Block items at column 0, with comments, blank lines, quoted scalars, an anchor and its
+  // alias in one item, a list nested at the items' own indentation, and a block scalar that
+  // the next item ends.
+  std::string block = "# a model\ninputs: {x: {shape: [2]}}\nlayers:   # the layers\n";
+  for (int i = 0; i < 30; ++i) {
+    block += "- name: 'l" + std::to_string(i) + "'\n  op: &op" + std::to_string(i) +
+             " relu\n  again: *op" + std::to_string(i) + "\n  inputs:\n  - x\n\n# between\n";
+    if (i % 7 == 3) block += "  doc: |\n    two lines\n    of text\n";
+  }
+  expectReadInPiecesAsWhole(block, 2);
+  expectReadInPiecesAsWhole(block, 3);
+  expectReadInPiecesAsWhole(block + "outputs: [l29]\n", 5);
+  // The last piece may be the list alone, with no newline at the end.
+  std::string unterminated = "layers:\n" + flowLayers(0, 12, "    ");
+  unterminated.pop_back();
+  expectReadInPiecesAsWhole(unterminated, 4);
+}
+
+TEST(YamlDocumentTest, CutsOnlyBetweenItemsOfTheTopLevelLayerList) {
+  const std::string head = "inputs:\n  x: {shape: [2]}\nlayers:\n";
+  const std::string items = "  - name: a\n    inputs:\n      - x\n" + flowLayers(0, 20);
+  LayerListCuts cuts = findLayerListCuts(head + items + "outputs: [l19]\n", 3);
+  EXPECT_EQ(cuts.layersLine, 2u);
+  ASSERT_EQ(cuts.offsets.size(), 2u);
+  for (size_t offset : cuts.offsets) {
+    std::string text = head + items;
+    EXPECT_EQ(text.substr(offset, 7), "  - {na") << offset;
+  }
+  EXPECT_LT(cuts.offsets[0], cuts.offsets[1]);
+  // Nothing to cut, or what a search by lines cannot tell apart.
+  for (const std::string& text :
+       {std::string("layers: [a, b]\n"), "inputs: {}\n" + flowLayers(0, 9),
+        head + "  x: 1\n" + flowLayers(0, 9), head + flowLayers(0, 9) + "\t\n",
+        head + "  - a\r\n  - b\r\n  - c\r\n", "%YAML 1.2\n---\n" + head + flowLayers(0, 9),
+        head + flowLayers(0, 9) + "...\n", "\xef\xbb\xbf" + head + flowLayers(0, 9)})
+    EXPECT_TRUE(findLayerListCuts(text, 2).offsets.empty()) << text;
+  EXPECT_TRUE(findLayerListCuts(head + flowLayers(0, 9), 1).offsets.empty());
+}
+
+// A text whose cut falls inside one item that spans lines looking like items.
+struct SpanningItem {
+  std::string text;
+  size_t begin, end;  // of the spanning item
+};
+SpanningItem cutInside(const std::string& opening, const std::string& closing) {
+  SpanningItem item;
+  item.text = "layers:\n" + flowLayers(0, 10);
+  item.begin = item.text.size();
+  item.text += opening;
+  for (int i = 0; i < 60; ++i) item.text += "  - fake" + std::to_string(i) + "\n";
+  item.text += closing;
+  item.end = item.text.size();
+  item.text += flowLayers(10, 10);
+  return item;
+}
+
+TEST(YamlDocumentTest, PiecesThatDoNotReadAsTheirPartAreReadWhole) {
+  for (const SpanningItem& item :
+       {cutInside("  - name: \"quoted\n", "    \"\n"), cutInside("  - [flow,\n", "    ]\n"),
+        cutInside("  - {name: flow,\n", "    }\n")}) {
+    LayerListCuts cuts = findLayerListCuts(item.text, 2);
+    ASSERT_EQ(cuts.offsets.size(), 1u);
+    ASSERT_GT(cuts.offsets[0], item.begin);  // the cut is inside the item: the test's premise
+    ASSERT_LT(cuts.offsets[0], item.end);
+    EXPECT_EQ(YamlDocument::parseInParts(item.text, 2), nullptr) << item.text;
+  }
+  // An alias to an anchor in an earlier piece: the later piece alone is refused. A null
+  // that ends an item (`key:`, or an item that is only a comment): yaml-cpp marks it at the
+  // token after it, which is past the cut.
+  std::string nulls = "layers:\n", comments = "layers:\n";
+  for (int i = 0; i < 20; ++i) {
+    nulls += "  - name: l" + std::to_string(i) + "\n    extra:\n";
+    comments += "  - # l" + std::to_string(i) + "\n";
+  }
+  for (const std::string& text : {"layers:\n  - {name: &first l0, op: relu}\n" + flowLayers(1, 20) +
+                                      "  - {name: l21, op: relu, inputs: [*first]}\n",
+                                  nulls, comments}) {
+    ASSERT_EQ(findLayerListCuts(text, 2).offsets.size(), 1u);
+    EXPECT_EQ(YamlDocument::parseInParts(text, 2), nullptr) << text;
+    std::vector<std::string> ours, theirs;
+    describe(YamlDocument::parse(text)->root(), 0, ours);
+    describe(YAML::Load(text), 0, theirs);
+    EXPECT_EQ(ours, theirs);
+  }
+}
+
+TEST(YamlDocumentTest, AMistakeInALargeTextIsReportedWhereTheWholeTextHasIt) {
+  // Over the size parse reads in pieces; the unclosed map is in the last piece.
+  std::string text = "layers:\n" + flowLayers(0, 25000) + "  - {name: open, op: relu\n" +
+                     flowLayers(25000, 10) + "outputs: [l25009]\n";
+  ASSERT_GT(text.size(), size_t{1} << 20);
+  int line = -1;
+  try {
+    YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    line = e.mark.line;
+  }
+  ASSERT_GT(line, 25000);
+  try {
+    YamlDocument::parse(text);
+    FAIL() << "no error";
+  } catch (const YAML::ParserException& e) {
+    EXPECT_EQ(e.mark.line, line);
+  }
 }
 
 }  // namespace
