@@ -120,8 +120,8 @@ class YamlDocument {
   // Reads the first document of `text`, throwing what YAML::Load throws on a mistake
   // (YAML::ParserException, YAML::DeepRecursion), with its mark. Text with no document gives
   // a null root.
-  // A text of a megabyte or more is read as parseInParts reads it, a part per thread that
-  // OpenMP would run (OMP_NUM_THREADS), where it can be cut.
+  // A text of kMinBytesToReadInPieces or more (yaml_pieces.h) is read as parseInParts reads
+  // it, a piece per thread that OpenMP would run (OMP_NUM_THREADS), where it can be cut.
   static std::unique_ptr<YamlDocument> parse(const std::string& text);
   // What parse reads, with the top-level `layers:` list read in up to `parts` pieces at once,
   // on as many threads (the cuts: yaml_pieces.h): the same document node for node, positions

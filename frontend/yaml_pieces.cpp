@@ -14,10 +14,9 @@
 namespace gxc {
 namespace {
 
-// Below a megabyte (some 15,000 layers) a model reads whole in a tenth of a second; each
-// piece is at least a quarter of one, so that a thread pays for starting.
-constexpr size_t kMinBytesToCut = size_t{1} << 20;
-constexpr size_t kMinBytesPerPiece = size_t{1} << 18;
+// Each piece at least half of the least text cut, which yaml-cpp reads in some 20 ms: a
+// thread that starts for less does not pay for itself.
+constexpr size_t kMinBytesPerPiece = kMinBytesToReadInPieces / 2;
 constexpr int kMaxPieces = 8;
 // What each later piece starts with, so that it is a document whose root holds the list.
 constexpr std::string_view kPieceHeader = "layers:\n";
@@ -102,7 +101,7 @@ LayerListCuts findLayerListCuts(std::string_view text, int parts) {
 }
 
 std::unique_ptr<YamlDocument> YamlDocument::parse(const std::string& text) {
-  if (text.size() >= kMinBytesToCut) {
+  if (text.size() >= kMinBytesToReadInPieces) {
     const int parts = std::min(
         {threadsToReadWith(), kMaxPieces, static_cast<int>(text.size() / kMinBytesPerPiece)});
     if (std::unique_ptr<YamlDocument> document = parseInParts(text, parts)) return document;

@@ -259,16 +259,16 @@ TEST(YamlDocumentTest, PiecesThatDoNotReadAsTheirPartAreReadWhole) {
 
 TEST(YamlDocumentTest, AMistakeInALargeTextIsReportedWhereTheWholeTextHasIt) {
   // Over the size parse reads in pieces; the unclosed map is in the last piece.
-  std::string text = "layers:\n" + flowLayers(0, 25000) + "  - {name: open, op: relu\n" +
-                     flowLayers(25000, 10) + "outputs: [l25009]\n";
-  ASSERT_GT(text.size(), size_t{1} << 20);
+  std::string text = "layers:\n" + flowLayers(0, 7000) + "  - {name: open, op: relu\n" +
+                     flowLayers(7000, 10) + "outputs: [l7009]\n";
+  ASSERT_GT(text.size(), kMinBytesToReadInPieces);
   int line = -1;
   try {
     YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     line = e.mark.line;
   }
-  ASSERT_GT(line, 25000);
+  ASSERT_GT(line, 7000);
   try {
     YamlDocument::parse(text);
     FAIL() << "no error";
