@@ -121,14 +121,15 @@ std::unique_ptr<YamlDocument> YamlDocument::parseInParts(const std::string& text
     const auto at = static_cast<size_t>(i);
     const size_t begin = i == 0 ? 0 : cuts.offsets[at - 1];
     const size_t end = i + 1 == count ? text.size() : cuts.offsets[at];
-    std::string piece(i == 0 ? std::string_view() : kPieceHeader);
-    piece.append(text, begin, end - begin);
-    if (i + 1 < count) {
-      endLines[at] = static_cast<int>(std::count(piece.begin(), piece.end(), '\n'));
-      piece += kPieceEnd;
-      piece += ": 0\n";
-    }
+    // Nothing may leave an OpenMP loop's body by an exception.
     try {
+      std::string piece(i == 0 ? std::string_view() : kPieceHeader);
+      piece.append(text, begin, end - begin);
+      if (i + 1 < count) {
+        endLines[at] = static_cast<int>(std::count(piece.begin(), piece.end(), '\n'));
+        piece += kPieceEnd;
+        piece += ": 0\n";
+      }
       pieces[at] = parseWhole(piece);
     } catch (...) {  // the whole text is read again, and gives its own error, if any
       refused = true;
