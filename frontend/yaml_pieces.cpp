@@ -114,7 +114,8 @@ std::unique_ptr<YamlDocument> YamlDocument::parseInParts(const std::string& text
   if (cuts.offsets.empty()) return nullptr;
   const int count = static_cast<int>(cuts.offsets.size()) + 1;
   std::vector<std::unique_ptr<YamlDocument>> pieces(static_cast<size_t>(count));
-  std::vector<int> endLines(static_cast<size_t>(count), -1);
+  // The whole text's lines in each piece, its header and end aside.
+  std::vector<int> lines(static_cast<size_t>(count), 0);
   std::atomic<bool> refused = false;
 #pragma omp parallel for num_threads(count) schedule(static, 1)
   for (int i = 0; i < count; ++i) {
@@ -125,8 +126,8 @@ std::unique_ptr<YamlDocument> YamlDocument::parseInParts(const std::string& text
     try {
       std::string piece(i == 0 ? std::string_view() : kPieceHeader);
       piece.append(text, begin, end - begin);
+      lines[at] = static_cast<int>(std::count(piece.begin(), piece.end(), '\n')) - (i > 0);
       if (i + 1 < count) {
-        endLines[at] = static_cast<int>(std::count(piece.begin(), piece.end(), '\n'));
         piece += kPieceEnd;
         piece += ": 0\n";
       }
@@ -147,15 +148,15 @@ std::unique_ptr<YamlDocument> YamlDocument::parseInParts(const std::string& text
     // The list and the piece's end; a middle piece holds nothing else.
     if (entries < (last ? 1u : 2u) || (i > 0 && !last && entries != 2)) return nullptr;
     const uint32_t list = i == 0 ? entries - 2 : 0;
+    const int endLine = lines[static_cast<size_t>(i)] + (i > 0);  // the end's, in the piece
     if (!piece.rootEntryIs(list, "layers", i == 0 ? static_cast<int>(cuts.layersLine) : 0) ||
-        piece.nodes_[piece.children_[piece.nodes_[0].first + 2 * list + 1]].kind !=
-            YamlKind::Sequence ||
-        (!last && !piece.rootEntryIs(list + 1, kPieceEnd, endLines[static_cast<size_t>(i)])))
+        piece.nodes_[piece.rootValue(list)].kind != YamlKind::Sequence ||
+        (!last && !piece.rootEntryIs(list + 1, kPieceEnd, endLine)))
       return nullptr;
     // A node yaml-cpp marks at the token after it (a null: `- # comment`, `key:`) is marked
     // at the piece's end here, where the whole text has the next piece's first item.
     if (!last && std::count_if(piece.nodes_.begin(), piece.nodes_.end(), [&](const Entry& node) {
-                   return node.line >= endLines[static_cast<size_t>(i)];
+                   return node.line >= endLine;
                  }) != 2)  // the end's key and value
       return nullptr;
   }
@@ -163,21 +164,17 @@ std::unique_ptr<YamlDocument> YamlDocument::parseInParts(const std::string& text
   YamlDocument& whole = *pieces[0];
   const uint32_t rootFirst = whole.nodes_[0].first;
   const uint32_t rootCount = whole.nodes_[0].count - 2;  // without the piece's end
-  const uint32_t listIndex = whole.children_[rootFirst + rootCount - 1];
+  const uint32_t listIndex = whole.rootValue(rootCount / 2 - 1);
   const Entry listEntry = whole.nodes_[listIndex];
   std::vector<uint32_t> items(whole.children_.begin() + listEntry.first,
                               whole.children_.begin() + listEntry.first + listEntry.count);
   std::vector<uint32_t> rootEntries(whole.children_.begin() + rootFirst,
                                     whole.children_.begin() + rootFirst + rootCount);
-  size_t line = 0, counted = 0;
+  int line = 0;  // where the piece's text starts in the whole text
   for (int i = 1; i < count; ++i) {
-    const size_t begin = cuts.offsets[static_cast<size_t>(i) - 1];
-    line +=
-        static_cast<size_t>(std::count(text.begin() + static_cast<std::ptrdiff_t>(counted),
-                                       text.begin() + static_cast<std::ptrdiff_t>(begin), '\n'));
-    counted = begin;
+    line += lines[static_cast<size_t>(i) - 1];
     // The piece's line 0 is its header; its line 1 is the whole text's `line`.
-    whole.appendPiece(std::move(*pieces[static_cast<size_t>(i)]), static_cast<int>(line) - 1, items,
+    whole.appendPiece(std::move(*pieces[static_cast<size_t>(i)]), line - 1, items,
                       i + 1 == count ? &rootEntries : nullptr);
   }
   Entry& merged = whole.nodes_[listIndex];
@@ -189,6 +186,10 @@ std::unique_ptr<YamlDocument> YamlDocument::parseInParts(const std::string& text
   root.count = static_cast<uint32_t>(rootEntries.size());
   whole.children_.insert(whole.children_.end(), rootEntries.begin(), rootEntries.end());
   return std::move(pieces[0]);
+}
+
+uint32_t YamlDocument::rootValue(uint32_t entry) const {
+  return children_[nodes_[0].first + 2 * entry + 1];
 }
 
 bool YamlDocument::rootEntryIs(uint32_t entry, std::string_view key, int line) const {
@@ -218,7 +219,7 @@ void YamlDocument::appendPiece(YamlDocument&& piece, int lineShift, std::vector<
   std::move(piece.scalars_.begin(), piece.scalars_.end(), std::back_inserter(scalars_));
 
   const Entry& root = piece.nodes_[0];
-  const Entry& list = piece.nodes_[piece.children_[root.first + 1]];
+  const Entry& list = piece.nodes_[piece.rootValue(0)];
   for (uint32_t at = list.first; at < list.first + list.count; ++at)
     items.push_back(piece.children_[at] + nodeShift);
   if (rootEntries)

@@ -192,13 +192,11 @@ TEST(YamlDocumentTest, ALayerListReadInPiecesReadsAsTheWholeText) {
 TEST(YamlDocumentTest, CutsOnlyBetweenItemsOfTheTopLevelLayerList) {
   const std::string head = "inputs:\n  x: {shape: [2]}\nlayers:\n";
   const std::string items = "  - name: a\n    inputs:\n      - x\n" + flowLayers(0, 20);
-  LayerListCuts cuts = findLayerListCuts(head + items + "outputs: [l19]\n", 3);
+  const std::string model = head + items + "outputs: [l19]\n";
+  LayerListCuts cuts = findLayerListCuts(model, 3);
   EXPECT_EQ(cuts.layersLine, 2u);
   ASSERT_EQ(cuts.offsets.size(), 2u);
-  for (size_t offset : cuts.offsets) {
-    std::string text = head + items;
-    EXPECT_EQ(text.substr(offset, 7), "  - {na") << offset;
-  }
+  for (size_t offset : cuts.offsets) EXPECT_EQ(model.substr(offset, 7), "  - {na") << offset;
   EXPECT_LT(cuts.offsets[0], cuts.offsets[1]);
   // Nothing to cut, or what a search by lines cannot tell apart.
   for (const std::string& text :
