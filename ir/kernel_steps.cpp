@@ -1,7 +1,6 @@
 #include "ir/kernel_steps.h"
 
 #include <algorithm>
-#include <set>
 #include <unordered_set>
 
 #include "ir/diagnostic.h"
@@ -54,7 +53,8 @@ int64_t viewByteOffset(const Op& view) {
 
 KernelSteps::KernelSteps(const Graph& graph) {
   const auto& ops = graph.ops();
-  std::set<std::string> kernelNames;
+  // Views of the steps' own kernelAttr strings: steps_ is reserved, so they never move.
+  std::unordered_set<std::string_view> kernelNames;
   steps_.reserve(ops.size());
   stepIndex_.reserve(ops.size());
   for (size_t i = 0; i < ops.size();) {
@@ -67,37 +67,45 @@ KernelSteps::KernelSteps(const Graph& graph) {
     step.ops.assign(ops.begin() + static_cast<std::ptrdiff_t>(i),
                     ops.begin() + static_cast<std::ptrdiff_t>(end));
     step.kind = stepKindOf(*step.first());
-    if (step.ops.size() == 1) {  // most steps: no member sets to build
-      for (const Value* operand : step.first()->operands)
-        if (std::find(step.inputs.begin(), step.inputs.end(), operand) == step.inputs.end())
-          step.inputs.push_back(operand);
-    } else {
-      // Sets, not searches of the lists: a kernel may have 100,000 members.
-      std::unordered_set<const Op*> members(step.ops.begin(), step.ops.end());
-      std::unordered_set<const Value*> inputs;
-      for (const Op* op : step.ops) {
-        GXC_CHECK(op->device() == step.first()->device(),
-                  "kernel {}: member '{}' is on {}, not on {} with the others", step.kernelAttr,
-                  op->layerName(), op->device().str(), step.first()->device().str());
-        for (const Value* operand : op->operands) {
-          bool internal = operand->producer && members.count(operand->producer);
-          if (!internal && inputs.insert(operand).second) step.inputs.push_back(operand);
+    const size_t index = steps_.size();
+    // Members first, so that whether an operand is internal is one lookup.
+    for (size_t k = i; k < end; ++k) stepIndex_[ops[k]] = index;
+    // Most steps read a few values, which a scan of the list finds faster than a set does;
+    // past kScannedInputs (a kernel may have 100,000 members) the set takes over.
+    constexpr size_t kScannedInputs = 16;
+    std::unordered_set<const Value*> inputSet;
+    for (const Op* op : step.ops) {
+      GXC_CHECK(op->device() == step.first()->device(),
+                "kernel {}: member '{}' is on {}, not on {} with the others", step.kernelAttr,
+                op->layerName(), op->device().str(), step.first()->device().str());
+      for (const Value* operand : op->operands) {
+        if (operand->producer && step.ops.size() > 1) {
+          auto writer = stepIndex_.find(operand->producer);
+          if (writer != stepIndex_.end() && writer->second == index) continue;  // internal
         }
+        bool known =
+            step.inputs.size() <= kScannedInputs
+                ? std::find(step.inputs.begin(), step.inputs.end(), operand) != step.inputs.end()
+                : !inputSet.insert(operand).second;
+        if (known) continue;
+        step.inputs.push_back(operand);
+        if (step.inputs.size() == kScannedInputs + 1)
+          inputSet.insert(step.inputs.begin(), step.inputs.end());
       }
     }
-    GXC_CHECK(step.kernelAttr.empty() || kernelNames.insert(step.kernelAttr).second,
-              "kernel {}: its members are not contiguous (again at '{}')", step.kernelAttr,
-              step.first()->layerName());
-    for (size_t k = i; k < end; ++k) stepIndex_[ops[k]] = steps_.size();
     steps_.push_back(std::move(step));
+    const std::string& name = steps_.back().kernelAttr;
+    GXC_CHECK(name.empty() || kernelNames.insert(name).second,
+              "kernel {}: its members are not contiguous (again at '{}')", name,
+              steps_.back().first()->layerName());
     i = end;
   }
   // Only the root is read outside its kernel.
   for (const Op* op : ops) {
-    const KernelStep& reader = steps_[stepIndex_.at(op)];
+    const KernelStep& reader = steps_[stepIndexOf(op)];
     for (const Value* operand : op->operands) {
       if (!operand->producer || operand->producer->kind == OpKind::Param) continue;
-      const KernelStep& writer = steps_[stepIndex_.at(operand->producer)];
+      const KernelStep& writer = steps_[stepIndexOf(operand->producer)];
       GXC_CHECK(&writer == &reader || operand->producer == writer.root(),
                 "kernel {}: internal value '{}' is read by '{}' outside the kernel",
                 writer.kernelAttr, operand->name, op->layerName());
@@ -106,10 +114,16 @@ KernelSteps::KernelSteps(const Graph& graph) {
   for (const GraphOutput& output : graph.outputs()) {
     const Op* producer = output.value->producer;
     if (producer)
-      GXC_CHECK(producer == steps_[stepIndex_.at(producer)].root(),
+      GXC_CHECK(producer == steps_[stepIndexOf(producer)].root(),
                 "kernel {}: internal value '{}' is a graph output",
-                steps_[stepIndex_.at(producer)].kernelAttr, output.value->name);
+                steps_[stepIndexOf(producer)].kernelAttr, output.value->name);
   }
+}
+
+size_t KernelSteps::stepIndexOf(const Op* op) const {
+  auto it = stepIndex_.find(op);
+  GXC_CHECK(it != stepIndex_.end(), "op '{}' is not in the graph of these steps", op->layerName());
+  return it->second;
 }
 
 const KernelStep* KernelSteps::stepOfRoot(const Op* op) const {
@@ -117,10 +131,6 @@ const KernelStep* KernelSteps::stepOfRoot(const Op* op) const {
   return step.root() == op ? &step : nullptr;
 }
 
-const KernelStep& KernelSteps::stepOf(const Op* op) const {
-  auto it = stepIndex_.find(op);
-  GXC_CHECK(it != stepIndex_.end(), "op '{}' is not in the graph of these steps", op->layerName());
-  return steps_[it->second];
-}
+const KernelStep& KernelSteps::stepOf(const Op* op) const { return steps_[stepIndexOf(op)]; }
 
 }  // namespace gxc

@@ -52,6 +52,8 @@ class KernelSteps {
   const KernelStep& stepOf(const Op* op) const;
 
  private:
+  size_t stepIndexOf(const Op* op) const;
+
   std::vector<KernelStep> steps_;
   std::unordered_map<const Op*, size_t> stepIndex_;
 };

@@ -1,6 +1,7 @@
 #include "passes/plan_memory_streams.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "passes/assign_streams.h"
 
@@ -8,32 +9,50 @@ namespace gxc {
 
 StreamOrder::StreamOrder(const Graph& graph, const KernelSteps& steps)
     : end_(static_cast<int64_t>(graph.ops().size())) {
-  for (const Op* op : graph.ops()) {
+  const auto& ops = graph.ops();
+  // Each op's stream, by number in order of first use. The name is made once per stream, not
+  // once per op: an op's stream follows from its kind and its devices alone.
+  std::map<std::tuple<bool, Device::Kind, int, Device::Kind, int>, size_t> streamOfDevices;
+  std::vector<size_t> streamOfOp(ops.size(), 0);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Op* op = ops[i];
     if (op->kind == OpKind::Param) continue;
-    std::string stream = gxc::streamOf(*op);
-    if (streamIndex_.emplace(stream, streams_.size()).second) streams_.push_back(stream);
+    const bool copy = op->kind == OpKind::Copy;
+    const Device& from = copy ? op->operands[0]->type.device : op->device();
+    auto key = std::make_tuple(copy, from.kind, from.index, op->device().kind, op->device().index);
+    auto known = streamOfDevices.find(key);
+    if (known == streamOfDevices.end()) {
+      std::string stream = gxc::streamOf(*op);
+      auto [named, added] = streamIndex_.emplace(stream, streams_.size());
+      if (added) streams_.push_back(stream);
+      known = streamOfDevices.emplace(key, named->second).first;
+    }
+    streamOfOp[i] = known->second;
   }
   size_t count = streams_.size();
   starts_.resize(count);
-  // What each stream's next op is ordered after, and each op's clock once it is done.
+  // What each stream's next op is ordered after, and each op's clock once it is done (by op
+  // index, `count` entries each).
   std::vector<std::vector<int64_t>> streamClock(count, std::vector<int64_t>(count, 0));
-  std::unordered_map<const Op*, std::vector<int64_t>> doneClock;
-  for (size_t i = 0; i < graph.ops().size(); ++i) {
-    const Op* op = graph.ops()[i];
+  std::vector<int64_t> doneClock(ops.size() * count, 0);
+  placed_.reserve(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Op* op = ops[i];
     if (op->kind == OpKind::Param) continue;
-    size_t stream = streamIndex_.at(gxc::streamOf(*op));
+    size_t stream = streamOfOp[i];
     std::vector<int64_t>& clock = streamClock[stream];
     const KernelStep& step = steps.stepOf(op);
     if (op == step.first()) {
       for (const Value* input : step.inputs) {
         if (!input->producer || input->producer->kind == OpKind::Param) continue;
-        const std::vector<int64_t>& producer = doneClock.at(input->producer);
+        const int64_t* producer = &doneClock[placed_.at(input->producer).opIndex * count];
         for (size_t s = 0; s < count; ++s) clock[s] = std::max(clock[s], producer[s]);
       }
       starts_[stream].push_back({static_cast<int64_t>(i), clock});
     }
-    placed_[op] = {stream, ++clock[stream]};
-    doneClock[op] = clock;
+    placed_[op] = {stream, ++clock[stream], i};
+    std::copy(clock.begin(), clock.end(),
+              doneClock.begin() + static_cast<std::ptrdiff_t>(i * count));
   }
 }
 

@@ -36,6 +36,7 @@ class StreamOrder {
   struct Placed {
     size_t stream = 0;
     int64_t position = 0;  // from 1 on its stream
+    size_t opIndex = 0;    // in graph.ops()
   };
   struct Start {  // an op that starts a step, with how far it is ordered after every stream
     int64_t opIndex = 0;
