@@ -82,6 +82,10 @@ std::string printOp(const Op& op) {
 
 std::string printGraph(const Graph& graph) {
   Buffer out;
+  // Room for a typical op's line at once: grown by doubling, a 30 MB text would be copied and
+  // its pages touched twice over.
+  constexpr size_t kBytesPerOpLine = 192;
+  out.reserve((graph.ops().size() + 2) * kBytesPerOpLine);
   out += "graph @";
   out += graph.name();
   out += '(';
