@@ -68,28 +68,31 @@ KernelSteps::KernelSteps(const Graph& graph) {
                     ops.begin() + static_cast<std::ptrdiff_t>(end));
     step.kind = stepKindOf(*step.first());
     const size_t index = steps_.size();
-    // Members first, so that whether an operand is internal is one lookup.
     for (size_t k = i; k < end; ++k) stepIndex_[ops[k]] = index;
-    // Most steps read a few values, which a scan of the list finds faster than a set does;
-    // past kScannedInputs (a kernel may have 100,000 members) the set takes over.
-    constexpr size_t kScannedInputs = 16;
+    // Most steps have a few members and read a few values, which a scan of the lists finds
+    // faster than a hashed lookup does (the step index is as large as the graph); past 16 (a
+    // kernel may have 100,000 members) the hashed ones take over.
+    constexpr size_t kScanned = 16;
+    auto isMember = [&](const Op* producer) {
+      if (step.ops.size() <= kScanned)
+        return std::find(step.ops.begin(), step.ops.end(), producer) != step.ops.end();
+      auto writer = stepIndex_.find(producer);
+      return writer != stepIndex_.end() && writer->second == index;
+    };
     std::unordered_set<const Value*> inputSet;
     for (const Op* op : step.ops) {
       GXC_CHECK(op->device() == step.first()->device(),
                 "kernel {}: member '{}' is on {}, not on {} with the others", step.kernelAttr,
                 op->layerName(), op->device().str(), step.first()->device().str());
       for (const Value* operand : op->operands) {
-        if (operand->producer && step.ops.size() > 1) {
-          auto writer = stepIndex_.find(operand->producer);
-          if (writer != stepIndex_.end() && writer->second == index) continue;  // internal
-        }
+        if (operand->producer && step.ops.size() > 1 && isMember(operand->producer)) continue;
         bool known =
-            step.inputs.size() <= kScannedInputs
+            step.inputs.size() <= kScanned
                 ? std::find(step.inputs.begin(), step.inputs.end(), operand) != step.inputs.end()
                 : !inputSet.insert(operand).second;
         if (known) continue;
         step.inputs.push_back(operand);
-        if (step.inputs.size() == kScannedInputs + 1)
+        if (step.inputs.size() == kScanned + 1)
           inputSet.insert(step.inputs.begin(), step.inputs.end());
       }
     }
