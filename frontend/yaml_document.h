@@ -151,9 +151,9 @@ class YamlDocument {
 
   YamlNode node(uint32_t index) const { return YamlNode(this, index); }
   static std::unique_ptr<YamlDocument> parseWhole(const std::string& text);
-  // Whether the root map's key number `entry` is the plain scalar `key` at column 0 of `line`;
-  // the node of its value.
+  // Whether the root map's key number `entry` is the plain scalar `key` at column 0 of `line`.
   bool rootEntryIs(uint32_t entry, std::string_view key, int line) const;
+  // The node of the root map's value number `entry`.
   uint32_t rootValue(uint32_t entry) const;
   // Appends the nodes of a later piece of the same text, its lines moved by `lineShift`, and
   // the items of its `layers:` list to `items`; for the last piece, the root's entries after

@@ -85,7 +85,7 @@ KernelSteps::KernelSteps(const Graph& graph) {
                 "kernel {}: member '{}' is on {}, not on {} with the others", step.kernelAttr,
                 op->layerName(), op->device().str(), step.first()->device().str());
       for (const Value* operand : op->operands) {
-        if (operand->producer && step.ops.size() > 1 && isMember(operand->producer)) continue;
+        if (operand->producer && isMember(operand->producer)) continue;
         bool known =
             step.inputs.size() <= kScanned
                 ? std::find(step.inputs.begin(), step.inputs.end(), operand) != step.inputs.end()

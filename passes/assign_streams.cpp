@@ -18,6 +18,12 @@ std::string streamOf(const Op& op) {
   return to.str() + ".d2d";
 }
 
+StreamKey streamKeyOf(const Op& op) {
+  const bool copy = op.kind == OpKind::Copy;
+  const Device& from = copy ? op.operands[0]->type.device : op.device();
+  return {copy, from.kind, from.index, op.device().kind, op.device().index};
+}
+
 namespace {
 
 // The streams the walk has met, numbered in order of first use: clocks are indexed by number,

@@ -32,6 +32,8 @@
 // Idempotent: yes (it recomputes the schedule from scratch and changes nothing if equal).
 #pragma once
 
+#include <tuple>
+
 #include "passes/pass.h"
 
 namespace gxc {
@@ -44,5 +46,9 @@ class AssignStreamsPass : public Pass {
 
 // The stream an op runs on: "cuda:0.compute", "cuda:1.d2d", "cpu.compute", ...
 std::string streamOf(const Op& op);
+// What streamOf reads of an op, so that a walk over many ops names each stream once: ops with
+// equal keys run on one stream.
+using StreamKey = std::tuple<bool, Device::Kind, int, Device::Kind, int>;
+StreamKey streamKeyOf(const Op& op);
 
 }  // namespace gxc

@@ -1,7 +1,6 @@
 #include "passes/plan_memory_streams.h"
 
 #include <algorithm>
-#include <tuple>
 
 #include "passes/assign_streams.h"
 
@@ -10,22 +9,19 @@ namespace gxc {
 StreamOrder::StreamOrder(const Graph& graph, const KernelSteps& steps)
     : end_(static_cast<int64_t>(graph.ops().size())) {
   const auto& ops = graph.ops();
-  // Each op's stream, by number in order of first use. The name is made once per stream, not
-  // once per op: an op's stream follows from its kind and its devices alone.
-  std::map<std::tuple<bool, Device::Kind, int, Device::Kind, int>, size_t> streamOfDevices;
+  // Each op's stream, by number in order of first use; named once per stream, not per op.
+  std::map<StreamKey, size_t> streamOfKey;
   std::vector<size_t> streamOfOp(ops.size(), 0);
   for (size_t i = 0; i < ops.size(); ++i) {
     const Op* op = ops[i];
     if (op->kind == OpKind::Param) continue;
-    const bool copy = op->kind == OpKind::Copy;
-    const Device& from = copy ? op->operands[0]->type.device : op->device();
-    auto key = std::make_tuple(copy, from.kind, from.index, op->device().kind, op->device().index);
-    auto known = streamOfDevices.find(key);
-    if (known == streamOfDevices.end()) {
+    const StreamKey key = streamKeyOf(*op);
+    auto known = streamOfKey.find(key);
+    if (known == streamOfKey.end()) {
       std::string stream = gxc::streamOf(*op);
       auto [named, added] = streamIndex_.emplace(stream, streams_.size());
       if (added) streams_.push_back(stream);
-      known = streamOfDevices.emplace(key, named->second).first;
+      known = streamOfKey.emplace(key, named->second).first;
     }
     streamOfOp[i] = known->second;
   }
