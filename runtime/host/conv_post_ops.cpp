@@ -11,8 +11,8 @@ namespace {
 
 // batch_norm at inference as a per-channel scale and shift: (x - mean) / sqrt(var + eps) *
 // weight + bias = x * scale + shift, the two computed in double from the op's params.
-void batchNormScaleShift(const Op& bn, const std::map<const Value*, ConstTensorView>& tensors,
-                         std::vector<float>& scale, std::vector<float>& shift) {
+void batchNormScaleShift(const Op& bn, const StepTensors& tensors, std::vector<float>& scale,
+                         std::vector<float>& shift) {
   std::vector<std::vector<float>> params;
   for (size_t i = 1; i < bn.operands.size(); ++i)
     params.push_back(tensors.at(bn.operands[i]).toFloats());
@@ -47,7 +47,7 @@ std::string postOpShape(const Op& conv, const std::vector<const Op*>& epilogue) 
 }
 
 ConvPostOps convPostOps(const Op& conv, const std::vector<const Op*>& epilogue,
-                        const std::map<const Value*, ConstTensorView>& tensors) {
+                        const StepTensors& tensors) {
   GXC_CHECK(conv.result->type.dtype == DType::F32, "layer '{}': post-ops for a {} convolution",
             conv.layerName(), dtypeName(conv.result->type.dtype));
   ConvPostOps post;

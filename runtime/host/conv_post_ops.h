@@ -6,11 +6,11 @@
 // clamps that end the chain to the stored result, in whatever layout it is in.
 #pragma once
 
-#include <map>
 #include <string>
 #include <vector>
 
 #include "ir/graph.h"
+#include "runtime/host/step_tensors.h"
 #include "tensor/tensor.h"
 
 namespace gxc {
@@ -56,6 +56,6 @@ std::string postOpShape(const Op& conv, const std::vector<const Op*>& epilogue);
 // they read from outside the kernel. Requires an f32 convolution and members that keep the
 // epilogue rules (a gxc bug otherwise).
 ConvPostOps convPostOps(const Op& conv, const std::vector<const Op*>& epilogue,
-                        const std::map<const Value*, ConstTensorView>& tensors);
+                        const StepTensors& tensors);
 
 }  // namespace gxc

@@ -3,7 +3,6 @@
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -243,8 +242,7 @@ bool cpuConvolutionTakesEpilogue(const Op& op, const std::vector<const Op*>& epi
 
 bool cpuConvolutionWithEpilogue(const Op& op, const std::vector<ConstTensorView>& operands,
                                 TensorView result, ConstantWeights* constant,
-                                const std::vector<const Op*>& epilogue,
-                                const std::map<const Value*, ConstTensorView>& tensors,
+                                const std::vector<const Op*>& epilogue, const StepTensors& tensors,
                                 const ConvLayouts& layouts) {
   if (op.result->type.dtype != DType::F32 || op.kind != OpKind::Conv2d) return false;
   ConvPostOps post = convPostOps(op, epilogue, tensors);

@@ -6,12 +6,12 @@
 // type, placed by the caller), which must not overlap an operand.
 #pragma once
 
-#include <map>
 #include <vector>
 
 #include "ir/graph.h"
 #include "runtime/host/constant_weights.h"
 #include "runtime/host/conv_post_ops.h"
+#include "runtime/host/step_tensors.h"
 #include "tensor/tensor.h"
 
 namespace gxc {
@@ -34,8 +34,7 @@ bool cpuConvolutionTakesEpilogue(const Op& op, const std::vector<const Op*>& epi
 
 bool cpuConvolutionWithEpilogue(const Op& op, const std::vector<ConstTensorView>& operands,
                                 TensorView result, ConstantWeights* constant,
-                                const std::vector<const Op*>& epilogue,
-                                const std::map<const Value*, ConstTensorView>& tensors,
+                                const std::vector<const Op*>& epilogue, const StepTensors& tensors,
                                 const ConvLayouts& layouts = {});
 
 }  // namespace gxc

@@ -199,8 +199,7 @@ bool takesPostOps(const Op& op, const std::vector<ConstTensorView>& operands,
 
 bool cpuGemmWithEpilogue(const Op& op, const std::vector<ConstTensorView>& operands,
                          TensorView result, ConstantWeights* constant,
-                         const std::vector<const Op*>& epilogue,
-                         const std::map<const Value*, ConstTensorView>& tensors) {
+                         const std::vector<const Op*>& epilogue, const StepTensors& tensors) {
   if (!takesPostOps(op, operands, result)) return false;
   FusedEpilogue fused;
   const Value* fed = op.result;

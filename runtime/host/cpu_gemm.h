@@ -6,11 +6,11 @@
 // which must not overlap an operand.
 #pragma once
 
-#include <map>
 #include <vector>
 
 #include "ir/graph.h"
 #include "runtime/host/constant_weights.h"
+#include "runtime/host/step_tensors.h"
 #include "tensor/tensor.h"
 
 namespace gxc {
@@ -29,7 +29,6 @@ void cpuLinear(const Op& op, const std::vector<ConstTensorView>& operands, Tenso
 // then runs the GEMM and its generated epilogue kernel.
 bool cpuGemmWithEpilogue(const Op& op, const std::vector<ConstTensorView>& operands,
                          TensorView result, ConstantWeights* constant,
-                         const std::vector<const Op*>& epilogue,
-                         const std::map<const Value*, ConstTensorView>& tensors);
+                         const std::vector<const Op*>& epilogue, const StepTensors& tensors);
 
 }  // namespace gxc

@@ -69,6 +69,34 @@ void HostExecutor::materializeParams() {
     params_.emplace(op->result, std::move(value));
   }
   paramsReady_ = true;
+  bindSteps();
+}
+
+void HostExecutor::bindSteps() {
+  static const std::map<std::string, Tensor> kNoInputs;
+  bound_.clear();
+  for (const KernelStep& step : generated_.steps().steps()) {
+    // A param is materialized, a view is its operand's bytes: neither runs.
+    if (step.kind == StepKind::Param || step.kind == StepKind::View) continue;
+    BoundStep& bound = bound_.emplace_back();
+    bound.step = &step;
+    for (const Value* input : step.inputs) {
+      const Placement& placement = plan_.placementOf(input);
+      if (placement.storage == Storage::Input) {
+        bound.fromInputs.push_back({bound.operands.size(), placement.base, placement.offset});
+        bound.operands.emplace_back();  // made at each run
+      } else {
+        bound.operands.push_back(viewOf(input, kNoInputs));
+      }
+    }
+    const Value* result = step.root()->result;
+    if (step.kind == StepKind::Assign) {  // the param's new value, into its own memory
+      Tensor& param = params_.at(plan_.placementOf(result).base);
+      bound.result = {param.dtype(), param.shape(), param.data()};
+    } else {
+      bound.result = arena_.view(result, plan_.placementOf(result).offset);
+    }
+  }
 }
 
 std::map<std::string, Tensor> HostExecutor::paramValues() {
@@ -106,19 +134,17 @@ std::map<std::string, Tensor> HostExecutor::run(const std::map<std::string, Tens
                                                 HostRunStats* stats) {
   if (!paramsReady_) materializeParams();
   auto start = std::chrono::steady_clock::now();
-  for (const KernelStep& step : generated_.steps().steps()) {
-    // A param is materialized, a view is its operand's bytes: neither runs.
-    if (step.kind == StepKind::Param || step.kind == StepKind::View) continue;
-    std::vector<ConstTensorView> operands;
-    for (const Value* input : step.inputs) operands.push_back(viewOf(input, inputs));
-    const Value* result = step.root()->result;
-    if (step.kind == StepKind::Assign) {  // the param's new value, into its own memory
-      Tensor& param = params_.at(plan_.placementOf(result).base);
-      generated_.run(step, operands, {param.dtype(), param.shape(), param.data()});
-      continue;
+  std::map<const Value*, const std::byte*> inputBytes;  // each input looked up once a run
+  for (BoundStep& bound : bound_) {
+    for (const BoundStep::InputOperand& from : bound.fromInputs) {
+      auto [it, fresh] = inputBytes.try_emplace(from.input, nullptr);
+      if (fresh) it->second = boundInput(inputs, from.input->name, from.input->type).data();
+      const TensorType& type = bound.step->inputs[from.operand]->type;
+      bound.operands[from.operand] = {type.dtype, type.shape, it->second + from.offset};
     }
-    generated_.run(step, operands, arena_.view(result, plan_.placementOf(result).offset),
-                   &constant_);
+    // An assignment only copies its param's new value in: it has no weights to pack.
+    generated_.run(*bound.step, bound.operands, bound.result,
+                   bound.step->kind == StepKind::Assign ? nullptr : &constant_);
   }
   std::map<std::string, Tensor> outputs;
   for (const GraphOutput& output : graph_.outputs())

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "codegen/kernel_cache.h"
 #include "ir/graph.h"
@@ -62,7 +63,25 @@ class HostExecutor {
   KernelCacheStats kernelCacheStats() const { return generated_.cacheStats(); }
 
  private:
+  // A step that runs, with the views of its operands and result made once: the arena's and the
+  // params' bytes stay where they are from run to run, and only an operand in an input the
+  // caller passes (`fromInputs`: its operand index, the input, the byte offset in it) is
+  // pointed anew at each run. Making each view at every step cost the small models a hash
+  // lookup and a shape's allocation per operand.
+  struct BoundStep {
+    struct InputOperand {
+      size_t operand;
+      const Value* input;
+      int64_t offset;
+    };
+    const KernelStep* step;
+    std::vector<ConstTensorView> operands;
+    TensorView result;
+    std::vector<InputOperand> fromInputs;
+  };
+
   void materializeParams();
+  void bindSteps();
   ConstTensorView viewOf(const Value* value, const std::map<std::string, Tensor>& inputs) const;
 
   const Graph& graph_;
@@ -74,6 +93,7 @@ class HostExecutor {
   ConstantWeights constant_;  // the params no step writes, packed at their first use
   int64_t paramBytes_ = 0;
   bool paramsReady_ = false;
+  std::vector<BoundStep> bound_;  // by bindSteps, after the params are materialized
 };
 
 }  // namespace gxc

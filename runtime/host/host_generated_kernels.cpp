@@ -16,20 +16,19 @@
 namespace gxc {
 namespace {
 
-void checkIndices(const Op& op, const std::map<const Value*, ConstTensorView>& tensors) {
+void checkIndices(const Op& op, const StepTensors& tensors) {
   if (const Value* indices = dataIndexOperand(op)) checkDataIndices(op, tensors.at(indices));
 }
 
 // The tensors of `op`'s operands, in order.
-std::vector<ConstTensorView> operandsOf(const Op& op,
-                                        const std::map<const Value*, ConstTensorView>& tensors) {
+std::vector<ConstTensorView> operandsOf(const Op& op, const StepTensors& tensors) {
   std::vector<ConstTensorView> operands;
   for (const Value* operand : op.operands) operands.push_back(tensors.at(operand));
   return operands;
 }
 
-void gemm(const Op& op, const std::map<const Value*, ConstTensorView>& tensors,
-          const TensorView& result, ConstantWeights* constant) {
+void gemm(const Op& op, const StepTensors& tensors, const TensorView& result,
+          ConstantWeights* constant) {
   std::vector<ConstTensorView> operands = operandsOf(op, tensors);
   if (op.kind == OpKind::Matmul)
     cpuMatmul(op, operands, result, constant);
@@ -108,7 +107,7 @@ HostGeneratedKernels::HostGeneratedKernels(const Graph& graph, KernelCache cache
 }
 
 void HostGeneratedKernels::launch(const Loaded& loaded, const TensorView& output,
-                                  const std::map<const Value*, ConstTensorView>& tensors) const {
+                                  const StepTensors& tensors) const {
   HostKernelArgs args;
   args.p[0] = output.data();
   for (size_t i = 0; i < loaded.kernel->inputs.size(); ++i)
@@ -138,8 +137,9 @@ void HostGeneratedKernels::run(const KernelStep& step, const std::vector<ConstTe
             step.root()->layerName(), inputs.size(), step.inputs.size());
   const Op& root = *step.root();
   checkResultType(root, result);
-  std::map<const Value*, ConstTensorView> tensors;
-  for (size_t i = 0; i < inputs.size(); ++i) tensors[step.inputs[i]] = inputs[i];
+  StepTensors tensors(step.inputs, inputs);
+  // An epilogue reads the GEMM's or convolution's product from the result's bytes.
+  const ConstTensorView product = step.ops.size() > 1 ? result : ConstTensorView();
   switch (step.kind) {
     case StepKind::Param:
       GXC_CHECK(false, "param '{}' is materialized, not run", root.layerName());
@@ -176,7 +176,7 @@ void HostGeneratedKernels::run(const KernelStep& step, const std::vector<ConstTe
       gemm(first, tensors, result, constant);
       if (step.ops.size() == 1) return;
       // The epilogue reads the GEMM's product as its first input, from the result's bytes.
-      tensors[first.result] = result;
+      tensors.set(first.result, &product);
       launch(byRoot_.at(&root), result, tensors);
       return;
     }
@@ -205,7 +205,7 @@ void HostGeneratedKernels::run(const KernelStep& step, const std::vector<ConstTe
         cpuConvolution(conv, operands, result, constant, layouts);
       }
       if (step.ops.size() == 1) return;
-      tensors[conv.result] = result;
+      tensors.set(conv.result, &product);
       launch(byRoot_.at(&root), result, tensors);
       return;
     }
@@ -249,15 +249,15 @@ void HostGeneratedKernels::runGeneratedKernel(const KernelStep& step,
   GXC_CHECK(inputs.size() == step.inputs.size(), "step '{}' given {} tensors for {} inputs",
             step.root()->layerName(), inputs.size(), step.inputs.size());
   checkResultType(*step.root(), result);
-  std::map<const Value*, ConstTensorView> tensors;
-  for (size_t i = 0; i < inputs.size(); ++i) tensors[step.inputs[i]] = inputs[i];
+  StepTensors tensors(step.inputs, inputs);
   if (step.kind == StepKind::Generated) {  // one kernel for all its ops
     launch(byRoot_.at(step.root()), result, tensors);
     return;
   }
   launch(byRoot_.at(step.first()), result, tensors);
   if (step.ops.size() == 1) return;
-  tensors[step.first()->result] = result;  // the epilogue, on the convolution's result
+  const ConstTensorView product = result;  // the epilogue, on the convolution's result
+  tensors.set(step.first()->result, &product);
   launch(byRoot_.at(step.root()), result, tensors);
 }
 

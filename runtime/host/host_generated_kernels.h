@@ -30,6 +30,7 @@
 #include "ir/graph.h"
 #include "ir/kernel_steps.h"
 #include "runtime/host/constant_weights.h"
+#include "runtime/host/step_tensors.h"
 #include "tensor/tensor.h"
 
 namespace gxc {
@@ -92,8 +93,7 @@ class HostGeneratedKernels {
     HostLibraryCall libraryCall;  // what `run` calls instead of the kernel, where not null
   };
 
-  void launch(const Loaded& loaded, const TensorView& output,
-              const std::map<const Value*, ConstTensorView>& tensors) const;
+  void launch(const Loaded& loaded, const TensorView& output, const StepTensors& tensors) const;
 
   KernelSteps steps_;
   CudaSource source_;

@@ -39,8 +39,10 @@ EpilogueRun runFused(const std::string& text) {
     for (const Value* operand : op->operands) operands.push_back(&values.at(operand));
     values[op->result] = evaluateReferenceOp(*op, operands);
   }
-  std::map<const Value*, ConstTensorView> tensors;
-  for (const Value* input : graph->inputs()) tensors[input] = values.at(input).view();
+  std::vector<const Value*> inputs(graph->inputs().begin(), graph->inputs().end());
+  std::vector<ConstTensorView> views;
+  for (const Value* input : inputs) views.push_back(values.at(input).view());
+  const StepTensors tensors(inputs, views);
   const Op& gemm = *step.first();
   std::vector<ConstTensorView> operands;
   for (const Value* operand : gemm.operands) operands.push_back(tensors.at(operand));
