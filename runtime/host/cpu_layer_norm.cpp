@@ -66,18 +66,20 @@ void cpuLayerNorm(const Op& op, const std::vector<ConstTensorView>& operands, Te
   const bool scale = operands.size() > 1, shift = operands.size() > 2;
   const float eps = static_cast<float>(op.attrs.getFloat("eps", 1e-5));
   const PreparedLayerNorm& p = preparedFor(rowSetOf(op), scale, shift, eps);
-  const dnnl::engine& engine = oneDnnEngine();
+  std::unordered_map<int, memory>& args = threadArgs(&p, [&](auto& made) {
+    const dnnl::engine& engine = oneDnnEngine();
+    made.emplace(DNNL_ARG_SRC, memory(p.data, engine, nullptr));
+    made.emplace(DNNL_ARG_DST, memory(p.data, engine, nullptr));
+    made.emplace(DNNL_ARG_SCRATCHPAD, memory(p.scratchpad, engine, nullptr));
+    if (scale) made.emplace(DNNL_ARG_SCALE, memory(p.params, engine, nullptr));
+    if (shift) made.emplace(DNNL_ARG_SHIFT, memory(p.params, engine, nullptr));
+  });
   // oneDNN takes its inputs as mutable handles; it only reads them.
-  auto in = [&](const memory::desc& desc, const ConstTensorView& view) {
-    return memory(desc, engine, const_cast<float*>(view.as<float>()));
-  };
-  std::unordered_map<int, memory> args{
-      {DNNL_ARG_SRC, in(p.data, operands[0])},
-      {DNNL_ARG_DST, memory(p.data, engine, result.as<float>())},
-      {DNNL_ARG_SCRATCHPAD,
-       memory(p.scratchpad, engine, threadScratchpad(p.scratchpad.get_size()))}};
-  if (scale) args.emplace(DNNL_ARG_SCALE, in(p.params, operands[1]));
-  if (shift) args.emplace(DNNL_ARG_SHIFT, in(p.params, operands[2]));
+  args.at(DNNL_ARG_SRC).set_data_handle(const_cast<float*>(operands[0].as<float>()));
+  args.at(DNNL_ARG_DST).set_data_handle(result.as<float>());
+  args.at(DNNL_ARG_SCRATCHPAD).set_data_handle(threadScratchpad(p.scratchpad.get_size()));
+  if (scale) args.at(DNNL_ARG_SCALE).set_data_handle(const_cast<float*>(operands[1].as<float>()));
+  if (shift) args.at(DNNL_ARG_SHIFT).set_data_handle(const_cast<float*>(operands[2].as<float>()));
   dnnl::stream& stream = threadStream();
   p.primitive.execute(stream, args);
   stream.wait();

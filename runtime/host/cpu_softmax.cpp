@@ -79,14 +79,18 @@ void onednnSoftmax(bool logarithmic, int64_t rows, int64_t length, const float* 
   const PreparedSoftmax& p = prepared.get({logarithmic, rows, length, omp_get_max_threads()},
                                           [&] { return prepare(logarithmic, rows, length); });
   const std::vector<int64_t> nanRows = rowsOfNaN(in, rows, length);
-  const dnnl::engine& engine = oneDnnEngine();
-  dnnl::stream& stream = threadStream();
+  std::unordered_map<int, memory>& args = threadArgs(&p, [&](auto& made) {
+    const dnnl::engine& engine = oneDnnEngine();
+    made.emplace(DNNL_ARG_SRC, memory(p.data, engine, nullptr));
+    made.emplace(DNNL_ARG_DST, memory(p.data, engine, nullptr));
+    made.emplace(DNNL_ARG_SCRATCHPAD, memory(p.scratchpad, engine, nullptr));
+  });
   // oneDNN takes its source as a mutable handle; it only reads it.
-  p.primitive.execute(stream,
-                      {{DNNL_ARG_SRC, memory(p.data, engine, const_cast<float*>(in))},
-                       {DNNL_ARG_DST, memory(p.data, engine, out)},
-                       {DNNL_ARG_SCRATCHPAD,
-                        memory(p.scratchpad, engine, threadScratchpad(p.scratchpad.get_size()))}});
+  args.at(DNNL_ARG_SRC).set_data_handle(const_cast<float*>(in));
+  args.at(DNNL_ARG_DST).set_data_handle(out);
+  args.at(DNNL_ARG_SCRATCHPAD).set_data_handle(threadScratchpad(p.scratchpad.get_size()));
+  dnnl::stream& stream = threadStream();
+  p.primitive.execute(stream, args);
   stream.wait();
   for (int64_t row : nanRows)
     std::fill_n(out + row * length, length, std::numeric_limits<float>::quiet_NaN());

@@ -131,6 +131,9 @@ const PreparedMatmul& preparedMatmul(const MatmulShape& shape) {
 struct MatmulMemories {
   memory a, b, bias, c, scratchpad;
   std::vector<memory> residuals;  // one per 'a' post-op, in order
+  // The same objects by argument, as execute() takes them (set_data_handle on a member
+  // points the map's too: a memory is a handle). Made once: a call makes no map.
+  std::unordered_map<int, memory> args;
 };
 
 MatmulMemories& memoriesOf(const PreparedMatmul& p) {
@@ -146,6 +149,16 @@ MatmulMemories& memoriesOf(const PreparedMatmul& p) {
     m.scratchpad = memory(p.scratchpad, engine, nullptr);
     for (char letter : p.postOps)
       if (letter == 'a') m.residuals.emplace_back(p.c, engine, nullptr);
+    m.args = {{DNNL_ARG_SRC, m.a},
+              {DNNL_ARG_WEIGHTS, m.b},
+              {DNNL_ARG_DST, m.c},
+              {DNNL_ARG_SCRATCHPAD, m.scratchpad}};
+    if (!p.bias.is_zero()) m.args.emplace(DNNL_ARG_BIAS, m.bias);
+    size_t residual = 0;
+    for (size_t i = 0; i < p.postOps.size(); ++i)
+      if (p.postOps[i] == 'a')
+        m.args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1,
+                       m.residuals[residual++]);
   }
   return m;
 }
@@ -173,23 +186,10 @@ void run(const MatmulShape& shape, const float* a, const float* b, const float* 
   mem.b.set_data_handle(const_cast<float*>(b));
   mem.c.set_data_handle(c);
   mem.scratchpad.set_data_handle(threadScratchpad(p.scratchpad.get_size()));
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, mem.a},
-                                       {DNNL_ARG_WEIGHTS, mem.b},
-                                       {DNNL_ARG_DST, mem.c},
-                                       {DNNL_ARG_SCRATCHPAD, mem.scratchpad}};
-  if (bias) {
-    mem.bias.set_data_handle(const_cast<float*>(bias));
-    args.emplace(DNNL_ARG_BIAS, mem.bias);
-  }
-  size_t residual = 0;
-  for (size_t i = 0; i < shape.postOps.size(); ++i) {
-    if (shape.postOps[i] != 'a') continue;
-    memory& operand = mem.residuals[residual];
-    operand.set_data_handle(const_cast<float*>(post->residuals.at(residual)));
-    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1, operand);
-    ++residual;
-  }
-  p.primitive.execute(threadStream(), args);
+  if (bias) mem.bias.set_data_handle(const_cast<float*>(bias));
+  for (size_t residual = 0; residual < mem.residuals.size(); ++residual)
+    mem.residuals[residual].set_data_handle(const_cast<float*>(post->residuals.at(residual)));
+  p.primitive.execute(threadStream(), mem.args);
   threadStream().wait();
 }
 
