@@ -18,30 +18,25 @@ std::string streamOf(const Op& op) {
   return to.str() + ".d2d";
 }
 
-StreamKey streamKeyOf(const Op& op) {
+int StreamNumbering::numberOf(const Op& op) {
   const bool copy = op.kind == OpKind::Copy;
   const Device& from = copy ? op.operands[0]->type.device : op.device();
-  return {copy, from.kind, from.index, op.device().kind, op.device().index};
+  const Key key{copy, from.kind, from.index, op.device().kind, op.device().index};
+  auto known = byKey_.find(key);
+  if (known != byKey_.end()) return known->second;
+  std::string stream = streamOf(op);
+  auto [named, added] = byName_.try_emplace(stream, count());
+  if (added) names_.push_back(std::move(stream));
+  byKey_.emplace(key, named->second);
+  return named->second;
+}
+
+int StreamNumbering::numberOf(const std::string& name) const {
+  auto found = byName_.find(name);
+  return found == byName_.end() ? -1 : found->second;
 }
 
 namespace {
-
-// The streams the walk has met, numbered in order of first use: clocks are indexed by number,
-// not keyed by name (a clock is copied for every op, and a map of names made that a third of
-// the pass).
-class StreamIds {
- public:
-  int idOf(const std::string& stream) {
-    auto [it, inserted] = ids_.try_emplace(stream, static_cast<int>(names_.size()));
-    if (inserted) names_.push_back(stream);
-    return it->second;
-  }
-  const std::string& name(int id) const { return names_[static_cast<size_t>(id)]; }
-
- private:
-  std::unordered_map<std::string, int> ids_;
-  std::vector<std::string> names_;
-};
 
 // How far each stream is known to have progressed: by stream id, the position of its last op
 // that is ordered before the point this clock describes (-1, or past the end: none).
@@ -170,7 +165,9 @@ bool AssignStreamsPass::run(Graph& graph, const PassContext&) const {
   // the kernel reads and for the earlier tenants of the bytes it writes. The others then find
   // everything ordered already. The kernel's accesses are its last member's, which records.
   KernelSteps steps(graph);
-  StreamIds streams;
+  // Clocks are indexed by stream number, not keyed by name (a clock is copied for every op, and
+  // a map of names made that a third of the pass).
+  StreamNumbering streams;
   std::unordered_map<const Op*, Scheduled> scheduled;
   scheduled.reserve(graph.ops().size());
   std::vector<VectorClock> streamClocks;  // by stream id: what its next op follows
@@ -194,7 +191,7 @@ bool AssignStreamsPass::run(Graph& graph, const PassContext&) const {
                 "assign-streams before insert-copies: '{}' reads '{}' across devices",
                 op->layerName(), operand->name);
     Scheduled& self = scheduled[op];
-    self.stream = streams.idOf(streamOf(*op));
+    self.stream = streams.numberOf(*op);
     if (static_cast<size_t>(self.stream) == streamClocks.size()) {
       streamClocks.emplace_back();
       streamLengths.push_back(0);

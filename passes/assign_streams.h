@@ -32,7 +32,11 @@
 // Idempotent: yes (it recomputes the schedule from scratch and changes nothing if equal).
 #pragma once
 
+#include <map>
+#include <string>
 #include <tuple>
+#include <unordered_map>
+#include <vector>
 
 #include "passes/pass.h"
 
@@ -46,9 +50,28 @@ class AssignStreamsPass : public Pass {
 
 // The stream an op runs on: "cuda:0.compute", "cuda:1.d2d", "cpu.compute", ...
 std::string streamOf(const Op& op);
-// What streamOf reads of an op, so that a walk over many ops names each stream once: ops with
-// equal keys run on one stream.
-using StreamKey = std::tuple<bool, Device::Kind, int, Device::Kind, int>;
-StreamKey streamKeyOf(const Op& op);
+
+// The streams of a walk over ops (assign-streams', batch-transfers', plan-memory's), numbered
+// from 0 in order of first use. Each stream is named (streamOf) once, the first time an op of
+// it is met; every other op is told apart by what streamOf reads of it, its devices, without
+// making a name: at 100,000 ops, naming each op's stream was a string built and hashed per op
+// in each of the three passes.
+class StreamNumbering {
+ public:
+  // The number of the stream `op` (not a param) runs on.
+  int numberOf(const Op& op);
+  // The number of the stream named `name`, or -1 where no op met so far runs on it.
+  int numberOf(const std::string& name) const;
+  const std::string& name(int number) const { return names_.at(static_cast<size_t>(number)); }
+  int count() const { return static_cast<int>(names_.size()); }
+
+ private:
+  // Whether the op is a copy, then its source's and its own device: all streamOf reads. Two
+  // keys may share a stream (a device's d2d stream takes copies from every other device).
+  using Key = std::tuple<bool, Device::Kind, int, Device::Kind, int>;
+  std::map<Key, int> byKey_;
+  std::unordered_map<std::string, int> byName_;
+  std::vector<std::string> names_;
+};
 
 }  // namespace gxc

@@ -197,12 +197,11 @@ class Analysis {
   // frontier_[i * streams + s]: the last op of stream s that op i is ordered after (-1: none).
   void computeFrontiers() {
     const std::vector<Op*>& ops = graph_.ops();
-    std::map<std::string, int> streamIds;
+    StreamNumbering streams;
     streamOfOp_.assign(ops.size(), -1);
     for (size_t i = 0; i < ops.size(); ++i)
-      if (ops[i]->kind != OpKind::Param)
-        streamOfOp_[i] = streamIds.emplace(streamOf(*ops[i]), streamIds.size()).first->second;
-    streams_ = streamIds.size();
+      if (ops[i]->kind != OpKind::Param) streamOfOp_[i] = streams.numberOf(*ops[i]);
+    streams_ = static_cast<size_t>(streams.count());
     frontier_.assign(ops.size() * streams_, -1);
     for (size_t i = 0; i < ops.size(); ++i) {
       if (streamOfOp_[i] < 0) continue;  // params are resident: nothing orders them

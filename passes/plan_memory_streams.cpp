@@ -2,30 +2,17 @@
 
 #include <algorithm>
 
-#include "passes/assign_streams.h"
-
 namespace gxc {
 
 StreamOrder::StreamOrder(const Graph& graph, const KernelSteps& steps)
     : end_(static_cast<int64_t>(graph.ops().size())) {
   const auto& ops = graph.ops();
-  // Each op's stream, by number in order of first use; named once per stream, not per op.
-  std::map<StreamKey, size_t> streamOfKey;
+  // Each op's stream, by number in order of first use.
   std::vector<size_t> streamOfOp(ops.size(), 0);
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const Op* op = ops[i];
-    if (op->kind == OpKind::Param) continue;
-    const StreamKey key = streamKeyOf(*op);
-    auto known = streamOfKey.find(key);
-    if (known == streamOfKey.end()) {
-      std::string stream = gxc::streamOf(*op);
-      auto [named, added] = streamIndex_.emplace(stream, streams_.size());
-      if (added) streams_.push_back(stream);
-      known = streamOfKey.emplace(key, named->second).first;
-    }
-    streamOfOp[i] = known->second;
-  }
-  size_t count = streams_.size();
+  for (size_t i = 0; i < ops.size(); ++i)
+    if (ops[i]->kind != OpKind::Param)
+      streamOfOp[i] = static_cast<size_t>(streams_.numberOf(*ops[i]));
+  size_t count = static_cast<size_t>(streams_.count());
   starts_.resize(count);
   // What each stream's next op is ordered after, and each op's clock once it is done (by op
   // index, `count` entries each).
@@ -53,14 +40,14 @@ StreamOrder::StreamOrder(const Graph& graph, const KernelSteps& steps)
 }
 
 const std::string& StreamOrder::streamOf(const Op* op) const {
-  return streams_.at(placed_.at(op).stream);
+  return streams_.name(static_cast<int>(placed_.at(op).stream));
 }
 
 int64_t StreamOrder::firstOrderedAfter(const std::string& stream,
                                        const std::vector<const Op*>& accesses) const {
-  auto found = streamIndex_.find(stream);
-  if (found == streamIndex_.end()) return end_;
-  const std::vector<Start>& starts = starts_[found->second];
+  const int number = streams_.numberOf(stream);
+  if (number < 0) return end_;
+  const std::vector<Start>& starts = starts_[static_cast<size_t>(number)];
   // Clocks only grow along a stream: the first start that has reached each access, by binary
   // search; the latest of those has reached them all.
   size_t first = 0;

@@ -11,13 +11,13 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "ir/graph.h"
 #include "ir/kernel_steps.h"
+#include "passes/assign_streams.h"
 
 namespace gxc {
 
@@ -43,8 +43,7 @@ class StreamOrder {
     std::vector<int64_t> clock;
   };
 
-  std::vector<std::string> streams_;
-  std::map<std::string, size_t> streamIndex_;
+  StreamNumbering streams_;
   std::unordered_map<const Op*, Placed> placed_;
   std::vector<std::vector<Start>> starts_;  // by stream, in order
   int64_t end_ = 0;
