@@ -13,12 +13,11 @@
 // attention do. Prints each matmul's implementation and the median microseconds of a call.
 #include <dnnl.hpp>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <vector>
+
+#include "bench/median_micros.h"
 
 namespace {
 
@@ -27,19 +26,7 @@ using Dims = memory::dims;
 
 constexpr int64_t kHeads = 4, kWidth = 8, kPositions = 16;
 
-double medianMicros(int calls, const std::function<void()>& call) {
-  call();  // warm-up: first-touch and JIT
-  std::vector<double> micros;
-  for (int i = 0; i < calls; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    call();
-    micros.push_back(
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
-            .count());
-  }
-  std::sort(micros.begin(), micros.end());
-  return micros[micros.size() / 2];
-}
+using gxc::bench::medianMicros;
 
 // Times dst = src x weights, each operand at the address given.
 void timeMatmul(const char* what, const memory::desc& src, const memory::desc& weights,

@@ -12,31 +12,19 @@
 #include <dnnl.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <string>
 #include <vector>
+
+#include "bench/median_micros.h"
 
 namespace {
 
 using dnnl::memory;
 using Tag = memory::format_tag;
 
-double medianMicros(int calls, const std::function<void()>& call) {
-  call();  // warm-up: first-touch and JIT
-  std::vector<double> micros;
-  for (int i = 0; i < calls; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    call();
-    micros.push_back(
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
-            .count());
-  }
-  std::sort(micros.begin(), micros.end());
-  return micros[micros.size() / 2];
-}
+using gxc::bench::medianMicros;
 
 struct Shape {
   int channels, size;  // in = out channels; square images
