@@ -54,8 +54,7 @@ std::string streamOf(const Op& op);
 // The streams of a walk over ops (assign-streams', batch-transfers', plan-memory's), numbered
 // from 0 in order of first use. Each stream is named (streamOf) once, the first time an op of
 // it is met; every other op is told apart by what streamOf reads of it, its devices, without
-// making a name: at 100,000 ops, naming each op's stream was a string built and hashed per op
-// in each of the three passes.
+// making a name: at 100,000 ops, naming each op's stream built and hashed a string per op.
 class StreamNumbering {
  public:
   // The number of the stream `op` (not a param) runs on.
