@@ -138,8 +138,6 @@ void HostGeneratedKernels::run(const KernelStep& step, const std::vector<ConstTe
   const Op& root = *step.root();
   checkResultType(root, result);
   StepTensors tensors(step.inputs, inputs);
-  // An epilogue reads the GEMM's or convolution's product from the result's bytes.
-  const ConstTensorView product = step.ops.size() > 1 ? result : ConstTensorView();
   switch (step.kind) {
     case StepKind::Param:
       GXC_CHECK(false, "param '{}' is materialized, not run", root.layerName());
@@ -176,6 +174,7 @@ void HostGeneratedKernels::run(const KernelStep& step, const std::vector<ConstTe
       gemm(first, tensors, result, constant);
       if (step.ops.size() == 1) return;
       // The epilogue reads the GEMM's product as its first input, from the result's bytes.
+      const ConstTensorView product = result;
       tensors.set(first.result, &product);
       launch(byRoot_.at(&root), result, tensors);
       return;
@@ -205,6 +204,7 @@ void HostGeneratedKernels::run(const KernelStep& step, const std::vector<ConstTe
         cpuConvolution(conv, operands, result, constant, layouts);
       }
       if (step.ops.size() == 1) return;
+      const ConstTensorView product = result;  // the epilogue, on the convolution's result
       tensors.set(conv.result, &product);
       launch(byRoot_.at(&root), result, tensors);
       return;
