@@ -126,41 +126,9 @@ const PreparedMatmul& preparedMatmul(const MatmulShape& shape) {
   return prepared.get(shape, [&] { return prepare(shape); });
 }
 
-// The calling thread's memory objects per prepared matmul, pointed at each call's operands (as
-// cpu_conv.cpp's); its stream and scratchpad are the thread's (onednn_engine.h).
-struct MatmulMemories {
-  memory a, b, bias, c, scratchpad;
-  std::vector<memory> residuals;  // one per 'a' post-op, in order
-  // The same objects by argument, as execute() takes them (set_data_handle on a member
-  // points the map's too: a memory is a handle). Made once: a call makes no map.
-  std::unordered_map<int, memory> args;
-};
-
-MatmulMemories& memoriesOf(const PreparedMatmul& p) {
-  thread_local std::unordered_map<const PreparedMatmul*, MatmulMemories> memories;
-  auto [it, created] = memories.try_emplace(&p);
-  MatmulMemories& m = it->second;
-  if (created) {
-    const dnnl::engine& engine = oneDnnEngine();
-    m.a = memory(p.a, engine, nullptr);
-    m.b = memory(p.b, engine, nullptr);
-    m.c = memory(p.c, engine, nullptr);
-    if (!p.bias.is_zero()) m.bias = memory(p.bias, engine, nullptr);
-    m.scratchpad = memory(p.scratchpad, engine, nullptr);
-    for (char letter : p.postOps)
-      if (letter == 'a') m.residuals.emplace_back(p.c, engine, nullptr);
-    m.args = {{DNNL_ARG_SRC, m.a},
-              {DNNL_ARG_WEIGHTS, m.b},
-              {DNNL_ARG_DST, m.c},
-              {DNNL_ARG_SCRATCHPAD, m.scratchpad}};
-    if (!p.bias.is_zero()) m.args.emplace(DNNL_ARG_BIAS, m.bias);
-    size_t residual = 0;
-    for (size_t i = 0; i < p.postOps.size(); ++i)
-      if (p.postOps[i] == 'a')
-        m.args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1,
-                       m.residuals[residual++]);
-  }
-  return m;
+// The argument of the i-th post-op's second operand (a residual's 'a'), as execute() takes it.
+int residualArg(size_t postOp) {
+  return DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(postOp)) | DNNL_ARG_SRC_1;
 }
 
 // B packed for `p`: made by the first call for these weights, reused by every later one.
@@ -175,21 +143,33 @@ const float* packedB(const PreparedMatmul& p, const float* b, ConstantWeights& c
   return static_cast<const float*>(constant.packed(b, &p, p.b.get_size(), pack));
 }
 
-// Runs the prepared matmul of `shape` on the calling thread's memory objects; B is packed
+// Runs the prepared matmul of `shape` on the calling thread's arguments (threadArgs); B is packed
 // into `constant` where the shape says so.
 void run(const MatmulShape& shape, const float* a, const float* b, const float* bias, float* c,
          ConstantWeights* constant = nullptr, const GemmPostOps* post = nullptr) {
   const PreparedMatmul& p = preparedMatmul(shape);
   if (shape.packedB) b = packedB(p, b, *constant);
-  MatmulMemories& mem = memoriesOf(p);
-  mem.a.set_data_handle(const_cast<float*>(a));
-  mem.b.set_data_handle(const_cast<float*>(b));
-  mem.c.set_data_handle(c);
-  mem.scratchpad.set_data_handle(threadScratchpad(p.scratchpad.get_size()));
-  if (bias) mem.bias.set_data_handle(const_cast<float*>(bias));
-  for (size_t residual = 0; residual < mem.residuals.size(); ++residual)
-    mem.residuals[residual].set_data_handle(const_cast<float*>(post->residuals.at(residual)));
-  p.primitive.execute(threadStream(), mem.args);
+  std::unordered_map<int, memory>& args = threadArgs(&p, [&](auto& made) {
+    const dnnl::engine& engine = oneDnnEngine();
+    made.emplace(DNNL_ARG_SRC, memory(p.a, engine, nullptr));
+    made.emplace(DNNL_ARG_WEIGHTS, memory(p.b, engine, nullptr));
+    made.emplace(DNNL_ARG_DST, memory(p.c, engine, nullptr));
+    made.emplace(DNNL_ARG_SCRATCHPAD, memory(p.scratchpad, engine, nullptr));
+    if (!p.bias.is_zero()) made.emplace(DNNL_ARG_BIAS, memory(p.bias, engine, nullptr));
+    for (size_t i = 0; i < p.postOps.size(); ++i)
+      if (p.postOps[i] == 'a') made.emplace(residualArg(i), memory(p.c, engine, nullptr));
+  });
+  // oneDNN takes its sources as mutable handles; it only reads them.
+  args.at(DNNL_ARG_SRC).set_data_handle(const_cast<float*>(a));
+  args.at(DNNL_ARG_WEIGHTS).set_data_handle(const_cast<float*>(b));
+  args.at(DNNL_ARG_DST).set_data_handle(c);
+  args.at(DNNL_ARG_SCRATCHPAD).set_data_handle(threadScratchpad(p.scratchpad.get_size()));
+  if (bias) args.at(DNNL_ARG_BIAS).set_data_handle(const_cast<float*>(bias));
+  size_t residual = 0;
+  for (size_t i = 0; i < p.postOps.size(); ++i)
+    if (p.postOps[i] == 'a')
+      args.at(residualArg(i)).set_data_handle(const_cast<float*>(post->residuals.at(residual++)));
+  p.primitive.execute(threadStream(), args);
   threadStream().wait();
 }
 
