@@ -66,9 +66,7 @@ std::unique_ptr<Graph> compileFor(const std::string& model, int gpus) {
   for (int i = 0; i < gpus; ++i) devices.push_back(Device::cuda(i));
   context.target = Target::of(devices);
   context.placement = "data-parallel";
-  PassManager manager;
-  for (const std::string& pass : defaultPipeline()) manager.add(pass);
-  manager.run(*graph, context);
+  PassManager(defaultPipeline()).run(*graph, context);
   return graph;
 }
 

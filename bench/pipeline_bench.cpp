@@ -66,9 +66,7 @@ std::unique_ptr<Graph> compileFor(const std::string& model, int gpus, int microb
     context.placement = "pipeline";
     context.microbatches = microbatches;
   }
-  PassManager manager;
-  for (const std::string& pass : defaultPipeline()) manager.add(pass);
-  manager.run(*graph, context);
+  PassManager(defaultPipeline()).run(*graph, context);
   return graph;
 }
 

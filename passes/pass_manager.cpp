@@ -19,6 +19,11 @@ PassManager::PassManager(PassManagerOptions options) : options_(std::move(option
                fmt::join(registeredPassNames(), ", "));
 }
 
+PassManager::PassManager(const std::vector<std::string>& passNames, PassManagerOptions options)
+    : PassManager(std::move(options)) {
+  for (const std::string& name : passNames) add(name);
+}
+
 void PassManager::add(std::string_view passName) {
   std::unique_ptr<Pass> pass = createPass(passName);
   if (!pass)

@@ -29,6 +29,8 @@ struct PassManagerOptions {
 class PassManager {
  public:
   explicit PassManager(PassManagerOptions options = {});
+  // The passes named, in order (`defaultPipeline()`, say): add() for each.
+  explicit PassManager(const std::vector<std::string>& passNames, PassManagerOptions options = {});
   // An unknown name is a usage error listing the valid ones.
   void add(std::string_view passName);
   void add(std::unique_ptr<Pass> pass);

@@ -19,9 +19,7 @@ std::unique_ptr<Graph> trainingGraph(const std::string& body, const std::string&
   auto graph = loadModelFromString(yaml, "grads.yaml", GXC_SOURCE_DIR);
   PassContext context;
   context.target = Target::of({Device::cpu()});
-  PassManager manager;
-  for (const std::string& pass : parsePassList(passes)) manager.add(pass);
-  manager.run(*graph, context);
+  PassManager(parsePassList(passes)).run(*graph, context);
   return graph;
 }
 

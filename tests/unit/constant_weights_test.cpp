@@ -61,9 +61,7 @@ std::unique_ptr<Graph> compiled(const std::string& body, const std::vector<std::
       loadModelFromString("gxc: 1\nname: packed\nseed: 5\n" + body, "packed.yaml", GXC_SOURCE_DIR);
   PassContext context;
   context.target = Target::of({Device::cpu()});
-  PassManager manager;
-  for (const std::string& pass : passes) manager.add(pass);
-  manager.run(*graph, context);
+  PassManager(passes).run(*graph, context);
   return graph;
 }
 

@@ -91,9 +91,7 @@ TEST_P(CpuOpTest, MatchesNumPy) {
       graph.appendOp(*kind, operands, "layer", TensorType{false, DType::F32, {}, device}, attrs);
   graph.addOutput("out", op->result);
 
-  PassManager manager;
-  for (const std::string& pass : defaultPipeline()) manager.add(pass);
-  manager.run(graph, PassContext{});
+  PassManager(defaultPipeline()).run(graph, PassContext{});
   ASSERT_TRUE(op->result->type.known);
   EXPECT_EQ(op->result->type.device, Device::cpu());
 

@@ -33,9 +33,7 @@ graph @g(%x: f32[16,8] @cpu, %b: f32[8,4] @cpu, %c: f32[4] @cpu) -> (y, t) {
                           "g.gxir");
   PassContext context;
   context.target = Target::of({Device::cuda(0)});
-  PassManager manager;
-  for (const std::string& pass : defaultPipeline()) manager.add(pass);
-  manager.run(*graph, context);
+  PassManager(defaultPipeline()).run(*graph, context);
   KernelSteps steps(*graph);
   KernelCache cache = KernelCache::fromEnvironment();
   CudaProgram program = buildCudaProgram(*graph, parseGpuArch("sm_90"), cache);

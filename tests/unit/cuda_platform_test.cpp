@@ -29,9 +29,7 @@ using fixtures::OpCase;
 void compile(Graph& graph, std::vector<Device> devices) {
   PassContext context;
   context.target = Target::of(std::move(devices));
-  PassManager manager;
-  for (const std::string& pass : defaultPipeline()) manager.add(pass);
-  manager.run(graph, context);
+  PassManager(defaultPipeline()).run(graph, context);
 }
 
 CudaConfig firstGpus(int count) {
@@ -268,9 +266,7 @@ graph @lookup(%i: i64[8] @cpu) -> (e) attributes {seed = 0} {
   context.target = Target::of({Device::cuda(0)});
   context.placement = "pipeline";
   context.microbatches = 2;
-  PassManager manager;
-  for (const std::string& pass : defaultPipeline()) manager.add(pass);
-  manager.run(*graph, context);
+  PassManager(defaultPipeline()).run(*graph, context);
   CudaExecutor executor(*graph, firstGpus(1));
   Tensor bad(DType::I64, {8});
   for (int64_t i = 0; i < 8; ++i) bad.storeInt(i, i == 6 ? 12 : i);

@@ -45,9 +45,7 @@ PassContext dataParallel(std::vector<Device> devices, std::vector<std::string>* 
 }
 
 void compile(Graph& graph, const PassContext& context) {
-  PassManager manager;
-  for (const std::string& pass : defaultPipeline()) manager.add(pass);
-  manager.run(graph, context);
+  PassManager(defaultPipeline()).run(graph, context);
 }
 
 std::vector<int64_t> chunkSizes(int64_t rows, int64_t parts) {

@@ -77,9 +77,7 @@ std::unique_ptr<Graph> compiled(const Case& c) {
   context.target = Target::of(std::move(devices));
   context.placement = c.placement;
   context.microbatches = c.microbatches;
-  PassManager manager;
-  for (const std::string& pass : defaultPipeline()) manager.add(pass);
-  manager.run(*graph, context);
+  PassManager(defaultPipeline()).run(*graph, context);
   return graph;
 }
 

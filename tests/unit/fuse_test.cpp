@@ -34,9 +34,7 @@ void runPasses(Graph& graph, const std::vector<std::string>& passes,
                std::vector<Device> devices = {Device::cpu()}) {
   PassContext context;
   context.target = Target::of(std::move(devices));
-  PassManager manager;
-  for (const std::string& pass : passes) manager.add(pass);
-  manager.run(graph, context);
+  PassManager(passes).run(graph, context);
 }
 
 // A tree on cuda:0: a and b both read x, c adds them. Unfused, x, a and b are live together.

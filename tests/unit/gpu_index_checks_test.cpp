@@ -39,9 +39,7 @@ std::vector<std::string> checksOf(const std::string& placement, int gpus, int mi
   context.target = Target::of(devices);
   context.placement = placement;
   context.microbatches = microbatches;
-  PassManager manager;
-  for (const std::string& pass : defaultPipeline()) manager.add(pass);
-  manager.run(*graph, context);
+  PassManager(defaultPipeline()).run(*graph, context);
   std::vector<std::string> lines;
   for (const IndexCheck& check : planIndexChecks(*graph)) {
     const char* when = check.when == IndexCheckPoint::RunStart      ? "run-start"

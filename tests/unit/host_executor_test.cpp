@@ -33,9 +33,7 @@ TEST(HostExecutorTest, EachRunReadsTheInputsItsCallerPasses) {
   auto graph = loadModelFromString(kReadsTheInputAndAViewOfIt, "inputs.yaml", GXC_SOURCE_DIR);
   PassContext context;
   context.target = Target::of({Device::cpu()});
-  PassManager manager;
-  for (const std::string& pass : defaultPipeline()) manager.add(pass);
-  manager.run(*graph, context);
+  PassManager(defaultPipeline()).run(*graph, context);
   HostExecutor host(*graph);
   ReferenceExecutor reference(*graph);
   for (float first : {10.0f, 3.0f, -5.0f}) {

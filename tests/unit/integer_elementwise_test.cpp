@@ -76,9 +76,7 @@ std::unique_ptr<Graph> fused(const std::string& text, std::vector<Device> device
   auto graph = parseGraph(text, "ints.gxir");
   PassContext context;
   context.target = Target::of(std::move(devices));
-  PassManager manager;
-  for (const std::string& pass : passes) manager.add(pass);
-  manager.run(*graph, context);
+  PassManager(passes).run(*graph, context);
   return graph;
 }
 
@@ -132,9 +130,7 @@ TEST(IntegerElementwiseTest, AYamlIntegerScalarStaysExact) {
   auto graph = loadModelFromString(model, "ints.yaml", GXC_SOURCE_DIR);
   PassContext context;
   context.target = Target::of({Device::cpu()});
-  PassManager manager;
-  for (const std::string& pass : defaultPipeline()) manager.add(pass);
-  manager.run(*graph, context);
+  PassManager(defaultPipeline()).run(*graph, context);
   Tensor x(DType::I64, {3});
   const int64_t xs[3] = {0, -kOffset, kI64Max};
   for (int64_t i = 0; i < 3; ++i) x.storeInt(i, xs[i]);

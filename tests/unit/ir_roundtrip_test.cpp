@@ -29,11 +29,7 @@ std::vector<std::string> modelFiles() {
   return files;
 }
 
-void runDefaultPipeline(Graph& graph) {
-  PassManager manager;
-  for (const std::string& pass : defaultPipeline()) manager.add(pass);
-  manager.run(graph, PassContext{});
-}
+void runDefaultPipeline(Graph& graph) { PassManager(defaultPipeline()).run(graph, PassContext{}); }
 
 // print(parse(text)) must be `text` itself.
 void expectRoundTrip(const std::string& text, const std::string& what) {

@@ -73,9 +73,7 @@ std::unique_ptr<Graph> compiled(const MatmulCase& c, std::vector<Device> devices
   auto graph = loadModelFromString(modelOf(c), "matmul_" + c.name + ".yaml", GXC_SOURCE_DIR);
   PassContext context;
   context.target = Target::of(std::move(devices));
-  PassManager manager;
-  for (const std::string& pass : defaultPipeline()) manager.add(pass);
-  manager.run(*graph, context);
+  PassManager(defaultPipeline()).run(*graph, context);
   return graph;
 }
 

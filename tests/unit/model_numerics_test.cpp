@@ -87,9 +87,7 @@ std::unique_ptr<Graph> compile(const std::string& model, std::vector<Device> dev
   PassContext context;
   context.placement = placement;
   if (!devices.empty()) context.target = Target::of(std::move(devices));
-  PassManager manager;
-  for (const std::string& pass : defaultPipeline()) manager.add(pass);
-  manager.run(*graph, context);
+  PassManager(defaultPipeline()).run(*graph, context);
   return graph;
 }
 

@@ -27,9 +27,7 @@ std::unique_ptr<Graph> compiledModel(const std::string& name) {
   auto graph = loadModel(std::string(GXC_SOURCE_DIR) + "/models/" + name);
   PassContext context;
   context.target = Target::of({Device::cuda(0)});
-  PassManager manager;
-  for (const std::string& pass : defaultPipeline()) manager.add(pass);
-  manager.run(*graph, context);
+  PassManager(defaultPipeline()).run(*graph, context);
   return graph;
 }
 

@@ -27,9 +27,7 @@ OpFixtureGraph buildOpFixtureGraph(const std::vector<Device>& devices) {
   }
   PassContext context;
   context.target = Target::of(devices);
-  PassManager manager;
-  for (const std::string& pass : defaultPipeline()) manager.add(pass);
-  manager.run(*g.graph, context);
+  PassManager(defaultPipeline()).run(*g.graph, context);
   return g;
 }
 

@@ -198,18 +198,14 @@ TEST(PipelineStagesTest, StagesOverlapOnTheSimClockAndGiveTheHostsNumbers) {
       "outputs: [y]\n";
   auto reference = loadModelFromString(model, "two_gemms.yaml", ".");
   PassContext host;
-  PassManager hostManager;
-  for (const std::string& pass : defaultPipeline()) hostManager.add(pass);
-  hostManager.run(*reference, host);
+  PassManager(defaultPipeline()).run(*reference, host);
   std::map<std::string, Tensor> inputs;
   for (const Value* input : reference->inputs())
     inputs[input->name] = defaultInput(*reference, *input, 0);
   std::map<std::string, Tensor> expected = ReferenceExecutor(*reference).run(inputs);
 
   auto graph = loadModelFromString(model, "two_gemms.yaml", ".");
-  PassManager manager;
-  for (const std::string& pass : defaultPipeline()) manager.add(pass);
-  manager.run(*graph, pipeline(2, 4));
+  PassManager(defaultPipeline()).run(*graph, pipeline(2, 4));
   SimConfig config;
   config.gpus = 2;
   SimRunReport report;

@@ -100,9 +100,7 @@ void compile(Graph& graph, std::vector<Device> devices, const std::string& place
   context.target = Target::of(std::move(devices));
   context.placement = placement;
   context.microbatches = microbatches;
-  PassManager manager;
-  for (const std::string& pass : defaultPipeline()) manager.add(pass);
-  manager.run(graph, context);
+  PassManager(defaultPipeline()).run(graph, context);
 }
 
 std::map<std::string, Tensor> inputsOf(const Graph& graph) {

@@ -40,9 +40,7 @@ TEST_P(SplitLayersTest, SplitModelsGiveTheHostsNumbers) {
   std::string path = std::string(GXC_SOURCE_DIR) + "/" + c.model;
   auto reference = loadModel(path);
   PassContext host;
-  PassManager hostManager;
-  for (const std::string& pass : defaultPipeline()) hostManager.add(pass);
-  hostManager.run(*reference, host);
+  PassManager(defaultPipeline()).run(*reference, host);
   std::map<std::string, Tensor> inputs;
   for (const Value* input : reference->inputs())
     inputs[input->name] = defaultInput(*reference, *input, reference->attrs().getInt("seed", 0));
@@ -52,9 +50,7 @@ TEST_P(SplitLayersTest, SplitModelsGiveTheHostsNumbers) {
   PassContext context;
   context.target = Target::withGpuMemory(
       {Device::cuda(0), Device::cuda(1), Device::cuda(2), Device::cuda(3)}, c.memoryPerGpu);
-  PassManager manager;
-  for (const std::string& pass : defaultPipeline()) manager.add(pass);
-  manager.run(*graph, context);
+  PassManager(defaultPipeline()).run(*graph, context);
   std::map<std::string, int> shardsOf;
   for (const Op* op : graph->ops())
     if (op->attrs.has("shard_of")) ++shardsOf[op->attrs.getString("shard_of", "")];

@@ -41,9 +41,7 @@ Masks dropout(double p, int64_t seed, int64_t step, int64_t offset = 0) {
   Op* op = graph.appendOp(OpKind::Dropout, {x, count}, "drop",
                           TensorType{false, DType::F32, {}, {}}, attrs);
   graph.addOutput("out", op->result);
-  PassManager manager;
-  for (const std::string& pass : defaultPipeline()) manager.add(pass);
-  manager.run(graph, PassContext{});
+  PassManager(defaultPipeline()).run(graph, PassContext{});
 
   Tensor values(DType::F32, {kElements});
   for (int64_t i = 0; i < kElements; ++i) values.storeDouble(i, static_cast<double>(i + 1));

@@ -77,11 +77,8 @@ CompiledModel compileModel(const CompileOptions& options, CompileFor purpose, st
       compiled.defaultInputBounds[input->name] = defaultInputBound(*compiled.graph, *input);
   PassManagerOptions passOptions = options.passes;
   if (!passOptions.irStream) passOptions.irStream = &notes;  // IR dumps and timings: stderr
-  PassManager manager(passOptions);
-  for (const std::string& pass :
-       purpose == CompileFor::Train ? trainingPipeline() : defaultPipeline())
-    manager.add(pass);
-  manager.run(*compiled.graph, context);
+  PassManager(purpose == CompileFor::Train ? trainingPipeline() : defaultPipeline(), passOptions)
+      .run(*compiled.graph, context);
   return compiled;
 }
 

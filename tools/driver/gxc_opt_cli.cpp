@@ -107,9 +107,7 @@ int gxcOptMain(int argc, const char* const* argv, std::ostream& out, std::ostrea
     if (!problems.empty())
       throw Error(ErrorKind::Model, problemPosition(problems.front(), fileName, positions),
                   "invalid IR: " + problems.front());
-    PassManager manager;
-    for (const std::string& pass : passes) manager.add(pass);
-    manager.run(*graph, context);
+    PassManager(passes).run(*graph, context);
     out << printGraph(*graph);
     return 0;
   });
