@@ -452,7 +452,7 @@ def gemm(args, wide_mlp_ms):
     for threads in THREADS:
         ghz, rate, per_cycle = fma[threads]
         print(f"- FMA peak, threads {threads}: {rate:.1f} GFLOP/s (fma_peak_bench: {ghz:.2f} GHz "
-              f"measured x {per_cycle:.0f} FLOP per cycle per core; the arithmetic bound of any "
+              f"measured x {per_cycle:.1f} FLOP per cycle per core; the arithmetic bound of any "
               f"f32 GEMM)")
     print(f"\ngxc's GEMMs on mlp_wide_gelu at batch {WIDE_MLP_BATCH} "
           f"({WIDE_MLP_GEMM_FLOP / 1e9:.2f} GFLOP per iteration):\n")
