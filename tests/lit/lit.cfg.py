@@ -20,6 +20,8 @@ config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%tools", os.path.join(config.test_source_root, "tools")))
 config.substitutions.append(("%models", os.path.join(config.gxc_source_dir, "models")))
 config.substitutions.append(("%source", config.gxc_source_dir))
+# The engine behind the gxc command (tools/gxc_launcher.cpp).
+config.substitutions.append(("%libexec", os.path.join(config.gxc_binary_dir, "libexec")))
 config.substitutions.append(
     ("%fixtures", os.path.join(config.gxc_source_dir, "tests", "fixtures", "models")))
 config.environment["PATH"] = os.pathsep.join(

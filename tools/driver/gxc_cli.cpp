@@ -13,6 +13,7 @@
 #include "ir/dot_printer.h"
 #include "ir/printer.h"
 #include "runtime/cuda/gpu_devices.h"
+#include "runtime/host/host_threads.h"
 #include "target/byte_size.h"
 #include "tools/driver/error_handling.h"
 #include "tools/driver/gpu_code.h"
@@ -101,6 +102,7 @@ int devicesCommand(const std::string& simGpus, std::ostream& out) {
     for (int i = 0; i < sim.count; ++i)
       out << fmt::format(fmt::runtime(row), i, "sim H100 SXM", formatBytes(sim.memoryBytes), "9.0",
                          formatBytes(sim.memoryBytes));
+    out << describeHostThreads() << "\n";
     return 0;
   }
   const GpuEnumeration& found = enumerateGpus();
@@ -110,6 +112,7 @@ int devicesCommand(const std::string& simGpus, std::ostream& out) {
     out << fmt::format(fmt::runtime(row), gpu.index, gpu.name, formatBytes(gpu.memoryBytes),
                        fmt::format("{}.{}", gpu.major, gpu.minor),
                        formatBytes(usableGpuMemory(gpu.index)));
+  out << describeHostThreads() << "\n";
   return 0;
 }
 
