@@ -1,18 +1,22 @@
-// gxc, the command: bounds how long OpenMP's waiting threads spin, then runs the engine
+// gxc, the command: sets how OpenMP's threads wait and where they run, then runs the engine
 // (libexec/gxc beside this file, tools/gxc_main.cpp) with the same arguments.
 //
 // Why a process of its own. Every host thread of gxc is libgomp's (the generated kernels,
-// oneDNN and OpenBLAS share its pool), and libgomp reads its wait policy once, in its
-// constructor, before any main() runs; nothing can change it later. Unset, it spins 300,000
-// iterations before a waiting thread sleeps: some 16 ms on this project's machines, at 53 ns a
-// `pause`. When the scheduler puts two of gxc's threads on one core, as it does while another
-// process holds the other core, the thread that waits (at the end of a parallel region, or for
-// the next one) spins away the time slice the other needs to get there, and every parallel
-// region costs a time slice: a 0.6 ms model then takes 190 ms an iteration (bench/RESULTS.md,
-// "a shared machine"). Bounded, a waiting thread gives the core back within kSpinIterations
-// pauses. Linked statically (tools/CMakeLists.txt), this launcher adds one exec to a command.
-//
-// A user's own OMP_WAIT_POLICY or GOMP_SPINCOUNT is kept as it is.
+// oneDNN and OpenBLAS share its pool), and libgomp reads its settings once, in its constructor,
+// before any main() runs; nothing can change them later. Left to itself, it lets the scheduler
+// put two threads of one team on one core, as Linux does when it wakes a thread beside the one
+// that woke it while another process holds the other core, and it spins 300,000 iterations
+// (some 16 ms here, at 53 ns a `pause`) before a waiting thread sleeps. The thread that waits
+// then spins away the time slice that the other needs to get to the barrier, every parallel
+// region costs a time slice, and a 0.6 ms model takes 190 ms an iteration, its minimum too
+// (bench/RESULTS.md, "a shared machine"). So, unless the user set them:
+// - OMP_PROC_BIND=true where a team has more than one thread: each OpenMP thread on a core of
+//   its own, so that no two threads of a team ever share one (the engine gives its first
+//   thread back every core once libgomp has bound it, runtime/host/host_threads.h);
+// - GOMP_SPINCOUNT=kSpinIterations: a thread that waits on a core another process wants gives
+//   it back within some 0.5 ms.
+// Linked statically (tools/CMakeLists.txt), this launcher adds one exec to a command.
+#include <sched.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -20,16 +24,31 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 
 namespace {
 
-// Some 0.1 ms at 53 ns a pause (AMD Zen 4), 0.03 ms where a pause takes 15 ns: longer than the
-// gaps between the parallel regions of one run, so that on a quiet machine the threads stay
-// awake from one kernel to the next, and short against a time slice (3-4 ms). Measured with
-// bench/shared_machine_bench.py against 0 (OMP_WAIT_POLICY=passive: the quiet machine's small
-// models slower) and larger counts (bench/RESULTS.md).
-constexpr const char* kSpinIterations = "2000";
+// Some 0.5 ms at 53 ns a pause (AMD Zen 4), less where a pause is shorter: longer than the gaps
+// between the parallel regions of a run, so that the threads stay awake from one kernel to the
+// next, and short against a time slice (3-4 ms). Measured against 0, 2,000 and libgomp's
+// 300,000, quiet, beside a busy process and beside a loaded machine (bench/RESULTS.md).
+constexpr const char* kSpinIterations = "10000";
+
+bool userSetAny(std::initializer_list<const char*> variables) {
+  for (const char* variable : variables)
+    if (std::getenv(variable)) return true;
+  return false;
+}
+
+// The threads of a team: OMP_NUM_THREADS's first number, else one per core of the affinity,
+// as libgomp counts them.
+int teamThreads() {
+  if (const char* set = std::getenv("OMP_NUM_THREADS")) return std::atoi(set);
+  cpu_set_t cores;
+  if (sched_getaffinity(0, sizeof cores, &cores) != 0) return 1;
+  return CPU_COUNT(&cores);
+}
 
 // The engine's path: libexec/gxc in the folder of this executable, symbolic links resolved.
 std::string enginePath() {
@@ -46,13 +65,15 @@ std::string enginePath() {
 
 int main(int argc, char** argv) {
   (void)argc;
-  if (!std::getenv("OMP_WAIT_POLICY") && !std::getenv("GOMP_SPINCOUNT"))
+  if (!userSetAny({"OMP_WAIT_POLICY", "GOMP_SPINCOUNT"}))
     setenv("GOMP_SPINCOUNT", kSpinIterations, 1);
+  if (!userSetAny({"OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY"}) && teamThreads() > 1)
+    setenv("OMP_PROC_BIND", "true", 1);
   std::string engine = enginePath();
   if (engine.empty()) {
     std::fprintf(stderr,
-                 "gxc: error: cannot find gxc's own executable (/proc/self/exe: %s); "
-                 "is /proc mounted?\n",
+                 "gxc: error: cannot find gxc's own executable (/proc/self/exe: %s); is /proc "
+                 "mounted?\n",
                  std::strerror(errno));
     return 3;
   }

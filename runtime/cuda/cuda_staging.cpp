@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "runtime/cuda/cuda_check.h"
+#include "runtime/host/host_threads.h"
 
 namespace gxc {
 namespace {
@@ -83,7 +84,10 @@ void CudaStagingBuffer::prepare(const CudaStream& stream) {
             fmt::format("mapping the staging counter of {}", stream.name()));
   hostDoneOnDevice_ = reinterpret_cast<uint64_t>(onDevice);
   streamWaitValue32();  // a driver without it is refused before any copy is queued
-  thread_ = std::thread([this] { stagingLoop(); });
+  thread_ = std::thread([this] {
+    runOnEveryCore();  // not an OpenMP thread: free of the core its creator may be bound to
+    stagingLoop();
+  });
 }
 
 cudaEvent_t CudaStagingBuffer::recordEvent(const CudaStream& stream) {

@@ -1,8 +1,10 @@
 #include "runtime/host/host_threads.h"
 
 #include <omp.h>
+#include <sched.h>
 
 #include <cstdlib>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -28,11 +30,40 @@ std::string waitPolicy() {
          "command bounds it, libexec/gxc run alone does not)";
 }
 
+void addPlaceCores(int place, cpu_set_t& cores) {
+  std::vector<int> ids(omp_get_place_num_procs(place));
+  omp_get_place_proc_ids(place, ids.data());
+  for (int id : ids) CPU_SET(id, &cores);
+}
+
 }  // namespace
 
 std::string describeHostThreads() {
-  return fmt::format("host threads: {} ({}); {}", omp_get_max_threads(), threadCountSource(),
-                     waitPolicy());
+  const char* binding = omp_get_proc_bind() == omp_proc_bind_false
+                            ? "free to move between cores"
+                            : "each on a core of its own (OMP_PROC_BIND)";
+  return fmt::format("host threads: {} ({}), {}; {}", omp_get_max_threads(), threadCountSource(),
+                     binding, waitPolicy());
+}
+
+void runOnEveryCore() {
+  if (omp_get_proc_bind() == omp_proc_bind_false) return;
+  cpu_set_t cores;
+  CPU_ZERO(&cores);
+  for (int place = 0; place < omp_get_num_places(); ++place) addPlaceCores(place, cores);
+  if (CPU_COUNT(&cores) > 0) sched_setaffinity(0, sizeof cores, &cores);
+}
+
+OnFirstOpenMpCore::OnFirstOpenMpCore() {
+  if (omp_get_proc_bind() == omp_proc_bind_false || omp_get_num_places() == 0) return;
+  cpu_set_t cores;
+  CPU_ZERO(&cores);
+  addPlaceCores(0, cores);
+  bound_ = sched_setaffinity(0, sizeof cores, &cores) == 0;
+}
+
+OnFirstOpenMpCore::~OnFirstOpenMpCore() {
+  if (bound_) runOnEveryCore();
 }
 
 }  // namespace gxc

@@ -12,4 +12,28 @@ namespace gxc {
 // thread spins 2000 iterations, then sleeps (GOMP_SPINCOUNT)".
 std::string describeHostThreads();
 
+// Where OpenMP binds its threads to cores (OMP_PROC_BIND, which the gxc command sets for more
+// than one thread), libgomp binds the process's first thread to the first core too, before
+// main(), and every thread inherits its creator's cores. A thread that is not OpenMP's (main
+// while it compiles, sim streams, staging, the progress line) calls this first: it runs on
+// every core of the OpenMP places, as the process did, wherever the scheduler finds room. Does
+// nothing where nothing is bound.
+void runOnEveryCore();
+
+// While it lives, the calling thread, which starts OpenMP's parallel regions, runs on the first
+// OpenMP place's core, as libgomp bound it: the other threads of its team are each on a core of
+// their own, and a master free to move is woken beside one of them, where the two wait on each
+// other (bench/RESULTS.md, "a shared machine"). Around a run's or a training's executions;
+// gives the thread its cores back after. Does nothing where nothing is bound.
+class OnFirstOpenMpCore {
+ public:
+  OnFirstOpenMpCore();
+  ~OnFirstOpenMpCore();
+  OnFirstOpenMpCore(const OnFirstOpenMpCore&) = delete;
+  OnFirstOpenMpCore& operator=(const OnFirstOpenMpCore&) = delete;
+
+ private:
+  bool bound_ = false;
+};
+
 }  // namespace gxc

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "runtime/host/host_threads.h"
+
 namespace gxc {
 
 uint64_t SimEvent::enqueueRecord() {
@@ -36,7 +38,10 @@ void SimEvent::synchronize() {
 }
 
 SimStream::SimStream(std::string name)
-    : name_(std::move(name)), worker_([this] { workerLoop(); }) {}
+    : name_(std::move(name)), worker_([this] {
+        runOnEveryCore();  // not an OpenMP thread: free of the core its creator may be bound to
+        workerLoop();
+      }) {}
 
 SimStream::~SimStream() {
   {

@@ -13,6 +13,7 @@
 #include "ir/progress.h"
 #include "runtime/cuda/cuda_platform.h"
 #include "runtime/host/host_executor.h"
+#include "runtime/host/host_threads.h"
 #include "runtime/param_init.h"
 #include "runtime/sim/sim_executor.h"
 #include "tensor/npy.h"
@@ -303,6 +304,7 @@ int runModel(const RunOptions& options, std::ostream& out, std::ostream& err) {
   launch.emulateBlocks = options.emulateGpuBlocks;
   std::map<std::string, Tensor> inputs = bindInputs(compiled, files);
   PlatformRun run;
+  OnFirstOpenMpCore master;
   if (compiled.devices.hostOnly())
     run = runOnHost(graph, inputs, options.iterations, launch);
   else if (realGpus)

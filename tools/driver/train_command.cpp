@@ -12,6 +12,7 @@
 
 #include "frontend/model_loader.h"
 #include "ir/progress.h"
+#include "runtime/host/host_threads.h"
 #include "tensor/safetensors.h"
 #include "tools/driver/error_handling.h"
 #include "tools/driver/run_command.h"
@@ -254,6 +255,7 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
   double lastLoss = NAN;
   double valLoss = NAN;
   bool done = settings.steps && step >= *settings.steps;
+  OnFirstOpenMpCore master;
   for (int64_t epoch = firstEpoch; epoch < settings.epochs && !done; ++epoch) {
     std::vector<int64_t> order = epochOrder(data.samples(), settings.shuffle, settings.seed, epoch);
     int64_t batches = wholeBatches + (rest > 0 ? 1 : 0);
