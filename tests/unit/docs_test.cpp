@@ -123,7 +123,7 @@ TEST(DocsTest, LinksStayInsideTheRepository) {
 }
 
 TEST(DocsTest, ExampleModelsLoad) {
-  for (const char* document : {"README.md", "docs/model-format.md"}) {
+  for (const char* document : {"README.md", "docs/model-format.md", "docs/tutorial.md"}) {
     std::vector<std::string> models = completeModelExamples(readSource(document));
     EXPECT_FALSE(models.empty()) << document << " shows no whole model";
     for (const std::string& model : models) {

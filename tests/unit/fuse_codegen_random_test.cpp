@@ -439,9 +439,9 @@ TEST(FuseCodegenRandomTest, FusedKernelsOfRandomGraphsComputeTheReferencesAnswer
     std::map<std::string, std::pair<std::string, double>> islandAndTolerance;  // by output
     for (int island = 0; island < kIslandsPerGraph; ++island) {
       std::string prefix = "i" + std::to_string(island) + "_";
-      // The README's tolerances. f32: the kernels round as the reference does, up to the order
-      // of sums; f16 and bf16: the reference also rounds every member's result, by up to 2^-11
-      // and 2^-8, which the fused kernel keeps in f32.
+      // The tolerances of docs/architecture.md (Generated kernels). f32: the kernels round as
+      // the reference does, up to the order of sums; f16 and bf16: the reference also rounds
+      // every member's result, by up to 2^-11 and 2^-8, which the fused kernel keeps in f32.
       for (const std::string& output : maker.append(prefix))
         islandAndTolerance[output] = {prefix, maker.dtype() == DType::F32 ? 1e-5 : 1e-2};
     }

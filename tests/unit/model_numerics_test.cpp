@@ -33,7 +33,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The README's tolerances, per element: |gxc - fixture| <= tolerance * max(1, |fixture|).
+// The tolerances of docs/architecture.md (Generated kernels), per element:
+// |gxc - fixture| <= tolerance * max(1, |fixture|).
 // f32: 1e-5. Every output is off from NumPy's float64 value by float32 rounding alone, and the
 // fixtures keep activations of order 1 (see make_model_fixtures.py); the worst seen is 1.8e-6,
 // in very_big_module_small's 1000-term OpenBLAS dot products (cpu and sim).

@@ -43,8 +43,8 @@ Tensor toTensor(const FixtureTensor& t);
 
 // The tolerance of one expected element: 1e-5 relative (absolute below 1) for f32, since
 // results are computed in double and rounded once; one unit in the last place of the stored
-// precision for f16 and bf16 (tighter than the README's 1e-2): PyTorch computed them in f32 and
-// rounded once, as gxc does, so rounding the result is the whole error.
+// precision for f16 and bf16 (tighter than docs/architecture.md's 1e-2): PyTorch computed
+// them in f32 and rounded once, as gxc does, so rounding the result is the whole error.
 double fixtureTolerance(DType dtype, double expected);
 
 // Checks dtype, shape and every element of `got` against `want` with fixtureTolerance
