@@ -210,10 +210,11 @@ Value* ModelBuilder::resolveInput(const YamlNode& node, const std::string& layer
                name);
 }
 
-// A reshape's entries are integers (-1 once, checked by the shape rule) or, with symbolic
-// dimensions, names and products of names and integers, evaluated in this run's binding.
-std::vector<int64_t> ModelBuilder::reshapeEntries(const YamlNode& list,
-                                                  const std::string& what) const {
+// A reshape's or an expand's shape entries are integers (-1: checked by the shape rule) or,
+// with symbolic dimensions, names and products of names and integers, evaluated in this run's
+// binding.
+std::vector<int64_t> ModelBuilder::shapeEntries(const YamlNode& list,
+                                                const std::string& what) const {
   std::vector<int64_t> entries;
   for (const YamlNode& item : list) {
     bool integer = item.isScalar() && !item.scalar().empty() &&
@@ -248,8 +249,9 @@ Attrs ModelBuilder::layerAttrs(const YamlNode& layer, OpKind kind, const std::st
     const YamlNode& node = entry.second;
     std::string attrWhat = fmt::format("{} of {}", key, what);
     AttrValue value;
-    if (kind == OpKind::Reshape && key == "shape" && node.isSequence()) {
-      value = reshapeEntries(node, attrWhat);
+    if ((kind == OpKind::Reshape || kind == OpKind::Expand) && key == "shape" &&
+        node.isSequence()) {
+      value = shapeEntries(node, attrWhat);
     } else if (key == "padding" && (spec->kinds & maskOf(AttrKind::String)) && node.isScalar() &&
                !isIntegerText(node.scalar())) {
       if (node.scalar() != "same")

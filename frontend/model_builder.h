@@ -68,7 +68,7 @@ class ModelBuilder {
   void collectLayerNames(const YamlNode& layers);
   Value* resolveInput(const YamlNode& node, const std::string& layer);
   Attrs layerAttrs(const YamlNode& layer, OpKind kind, const std::string& name);
-  std::vector<int64_t> reshapeEntries(const YamlNode& list, const std::string& what) const;
+  std::vector<int64_t> shapeEntries(const YamlNode& list, const std::string& what) const;
 
   // layer_params.cpp
   std::vector<Value*> createdParams(const YamlNode& layer, OpKind kind, const std::string& name,

@@ -46,8 +46,12 @@ bool isOnnxPath(const std::string& path) {
   return extension == ".onnx";
 }
 
-OnnxImporter::OnnxImporter(const std::string& path, const ModelOptions& options, bool forImport)
-    : model_(readOnnxModel(path)), options_(options), forImport_(forImport) {
+OnnxImporter::OnnxImporter(const std::string& path, const ModelOptions& options, bool forImport,
+                           int placeholderRound)
+    : model_(readOnnxModel(path)),
+      options_(options),
+      forImport_(forImport),
+      placeholderRound_(placeholderRound) {
   weights_ = std::make_shared<SafetensorsFile>(SafetensorsFile::inMemory(path));
   for (const onnx::TensorProto& tensor : model_.proto.graph().initializer())
     initializers_[tensor.name()] = &tensor;
@@ -138,6 +142,9 @@ void OnnxImporter::declareInputs(YAML::Node& inputs) {
   givenOnnxInputs_ = options_.givenInputs;
   std::map<std::string, GivenInput> given;
   std::set<std::string> fixedAxes;
+  // The axes `--dim` fixes; the placeholders added below are not among them, so that a second
+  // input with the same axis keeps it symbolic too.
+  const std::map<std::string, int64_t> fixedByDim = options_.dims;
   for (const onnx::ValueInfoProto& input : model_.proto.graph().input()) {
     if (initializers_.count(input.name())) continue;  // older exporters list them as inputs
     SourceLoc at{model_.path, 0, 0};
@@ -164,19 +171,29 @@ void OnnxImporter::declareInputs(YAML::Node& inputs) {
         std::string axis = dimName(dim.has_dim_param() && !dim.dim_param().empty()
                                        ? dim.dim_param()
                                        : fmt::format("{}_dim{}", name, d));
-        auto fixed = options_.dims.find(axis);
-        if (forImport_ && fixed != options_.dims.end()) {  // --dim fixes it in the model file
+        auto fixed = fixedByDim.find(axis);
+        if (forImport_ && fixed != fixedByDim.end()) {  // --dim fixes it in the model file
           shape.push_back(fixed->second);
           fixedAxes.insert(axis);
           continue;
         }
         hasDynamicAxes_ = true;
         shape.push_back(axis);
-        // The import evaluates the graph once, for a binding of its own: distinct primes, so
-        // that no axis broadcasts as a 1 would and no two are confused.
-        static constexpr int64_t kPlaceholders[] = {2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37};
-        if (forImport_ && !options_.dims.count(axis))
-          options_.dims[axis] = kPlaceholders[placeholders_++ % std::size(kPlaceholders)];
+        if (forImport_ && !options_.dims.count(axis)) {
+          // The import evaluates the graph for a binding of its own: distinct primes, so that
+          // no axis broadcasts as a 1 would, no two are confused, and a size computed from
+          // them factors back into them (onnx_dynamic_axes.cpp); round 1 uses none of round
+          // 0's.
+          static constexpr int64_t kPlaceholders[2][12] = {
+              {2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37},
+              {41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89}};
+          if (placeholderSizes_.size() == std::size(kPlaceholders[0]))
+            modelError(at,
+                       "graph input '{}': more than {} dynamic axes; import with --dim for some",
+                       input.name(), std::size(kPlaceholders[0]));
+          options_.dims[axis] = kPlaceholders[placeholderRound_][placeholderSizes_.size()];
+          placeholderSizes_[axis] = options_.dims[axis];
+        }
       }
     }
     YAML::Node spec;
@@ -205,11 +222,11 @@ std::string OnnxImporter::paramFor(const std::string& onnxName, const OnnxConsta
                                    const SourceLoc& at) {
   auto known = gxcName_.find(onnxName);
   if (known != gxcName_.end()) return known->second;
+  // A constant computed from the dynamic axes' sizes: made by layers where its node has them;
+  // else a param, which onnx_dynamic_axes.cpp refuses if its values are not the same at every
+  // binding (Range(seq) is refused; Range of a fixed dim, flagged all the same, is not).
   if (constant.fromDynamicAxes && forImport_)
-    modelError(at,
-               "'{}' is computed from the dynamic axes and read as a tensor: the imported model "
-               "would hold this binding's numbers; import with --dim for every dynamic axis",
-               onnxName);
+    if (std::optional<std::string> computed = computeInGraph(onnxName)) return *computed;
   for (int64_t dim : constant.tensor.shape())
     if (dim == 0)
       modelError(at,
@@ -223,14 +240,37 @@ std::string OnnxImporter::paramFor(const std::string& onnxName, const OnnxConsta
   spec["dtype"] = dtypeText(constant.tensor.dtype());
   spec.SetStyle(YAML::EmitterStyle::Flow);
   params_[name] = spec;
+  paramLocs_[name] = at;
   builder_->addParamSpec(name, spec, at);
   gxcName_[onnxName] = name;
   return name;
 }
 
-void OnnxImporter::addLayer(const YAML::Node& layer, const SourceLoc& at) {
+// A param would hold this binding's values: an import computes the tensor with the layers
+// of the node that makes it instead (zeros of x's shape, a constant expanded to [batch, seq]),
+// whose sizes onnx_dynamic_axes.cpp writes with the axes' names. That node's own constant
+// inputs computed from the axes are made the same way, back to the shape arithmetic, which
+// has no layers (nullopt: the value stays a param).
+std::optional<std::string> OnnxImporter::computeInGraph(const std::string& onnxName) {
+  auto producer = producerOf_.find(onnxName);
+  if (producer == producerOf_.end()) return std::nullopt;
+  const onnx::NodeProto& node = *order_[producer->second];
+  static const std::set<std::string> kShapeArithmetic = {"Constant", "Range", "Shape",
+                                                         "Size",     "Mod",   "Xor"};
+  if (kShapeArithmetic.count(node.op_type()) || node.output_size() != 1) return std::nullopt;
+  OnnxNode computing(*this, node, indexOf_[producer->second]);
+  translators().at(node.op_type())(computing);
+  auto computed = gxcName_.find(onnxName);
+  GXC_CHECK(computed != gxcName_.end(), "the {} translator left '{}' undefined", node.op_type(),
+            onnxName);
+  return computed->second;
+}
+
+void OnnxImporter::addLayer(const YAML::Node& layer, const SourceLoc& at,
+                            const std::string& onnxOp) {
   builder_->addLayer(layer, at);
   layers_.push_back(layer);
+  layerOrigins_.push_back({at, onnxOp});
 }
 
 void OnnxImporter::translate(const onnx::NodeProto& proto, int index) {
@@ -301,6 +341,7 @@ ImportedOnnx OnnxImporter::run() {
 }
 
 ImportedOnnx importOnnx(const std::string& path, const ModelOptions& options, bool forImport) {
+  if (forImport) return importKeepingAxesDynamic(path, options);
   return OnnxImporter(path, options, forImport).run();
 }
 

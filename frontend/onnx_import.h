@@ -36,9 +36,11 @@ struct ImportedOnnx {
   std::vector<std::pair<std::string, std::string>> renamedInputs, renamedOutputs;
 };
 
-// `options.givenInputs` are keyed by the ONNX input names. With `forImport`, a setting that
-// depends on a dynamic axis (a reshape's shape computed from Shape) is refused, naming the
-// node, since the model file would hold this binding's number in its place.
+// `options.givenInputs` are keyed by the ONNX input names. With `forImport`, the dynamic axes
+// that `options.dims` does not fix stay dynamic in the model: a reshape's size computed from
+// them (a Flatten's outer size, a Reshape's 0, shape arithmetic) is written with their names
+// (`batch*4`), and any other number computed from them is refused, naming the node, since
+// the model file would hold the import's own binding's number in its place.
 ImportedOnnx importOnnx(const std::string& path, const ModelOptions& options,
                         bool forImport = false);
 

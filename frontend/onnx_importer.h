@@ -34,10 +34,27 @@ struct OnnxGelu {
   size_t constantRank = 0;  // the largest rank of its constants, which broadcast against x
 };
 
+// Where a layer of the import came from: the ONNX node's location and op type.
+struct OnnxLayerOrigin {
+  SourceLoc loc;
+  std::string onnxOp;
+};
+
 class OnnxImporter {
  public:
-  OnnxImporter(const std::string& path, const ModelOptions& options, bool forImport);
+  // `placeholderRound` (0 or 1) picks the sizes an import (`forImport`) gives the dynamic
+  // axes: the two rounds share no size, so that comparing their imports shows which numbers
+  // depend on the axes (onnx_dynamic_axes.cpp).
+  OnnxImporter(const std::string& path, const ModelOptions& options, bool forImport,
+               int placeholderRound = 0);
   ImportedOnnx run();
+
+  // After run(): each layer's origin, in the order of the model's `layers`, and the size each
+  // dynamic axis had in this import (none when `--dim` fixed them all).
+  const std::vector<OnnxLayerOrigin>& layerOrigins() const { return layerOrigins_; }
+  const std::map<std::string, int64_t>& placeholders() const { return placeholderSizes_; }
+  // Where each param was first read (the node whose constant input it holds).
+  const std::map<std::string, SourceLoc>& paramLocs() const { return paramLocs_; }
 
  private:
   friend class OnnxNode;
@@ -61,7 +78,8 @@ class OnnxImporter {
   // The param holding a constant (declared once per ONNX value).
   std::string paramFor(const std::string& onnxName, const OnnxConstant& constant,
                        const SourceLoc& at);
-  void addLayer(const YAML::Node& layer, const SourceLoc& at);
+  std::optional<std::string> computeInGraph(const std::string& onnxName);
+  void addLayer(const YAML::Node& layer, const SourceLoc& at, const std::string& onnxOp);
 
   OnnxModel model_;
   ModelOptions options_;
@@ -83,8 +101,16 @@ class OnnxImporter {
   std::map<size_t, OnnxGelu> gelus_;  // by their first node's position
   std::vector<bool> absorbed_;        // nodes a GELU's layer computes
   bool hasDynamicAxes_ = false;
-  size_t placeholders_ = 0;
+  int placeholderRound_ = 0;
+  std::map<std::string, int64_t> placeholderSizes_;
+  std::vector<OnnxLayerOrigin> layerOrigins_;
+  std::map<std::string, SourceLoc> paramLocs_;
   ImportedOnnx result_;
 };
+
+// `gxc import` of a model with dynamic axes (onnx_dynamic_axes.cpp): imported twice, at two
+// sets of placeholder sizes; a reshape entry that differs is written with the axes' names,
+// any other number that differs is refused, naming its node.
+ImportedOnnx importKeepingAxesDynamic(const std::string& path, const ModelOptions& options);
 
 }  // namespace gxc

@@ -116,14 +116,9 @@ const Tensor* OnnxNode::setting(size_t i, const char* what) const {
 }
 
 std::vector<int64_t> OnnxNode::constantInts(size_t i, const char* what) const {
+  // A setting computed from the dynamic axes holds this binding's numbers: an import writes
+  // what it becomes with the axes' names, or refuses it (onnx_dynamic_axes.cpp).
   const Tensor* value = setting(i, what);
-  const std::string& name = proto_.input(static_cast<int>(i));
-  auto known = importer_.constants_.find(name);
-  if (importer_.forImport_ && known != importer_.constants_.end() && known->second.fromDynamicAxes)
-    fail(
-        "its {} depends on the dynamic axes, so the imported model would hold this binding's "
-        "numbers: import with --dim for every dynamic axis",
-        what);
   if (value->dtype() != DType::I64 && value->dtype() != DType::I32)
     fail("its {} must be integers, got {}", what, dtypeName(value->dtype()));
   std::vector<int64_t> ints(static_cast<size_t>(value->numel()));
@@ -199,7 +194,7 @@ std::string OnnxNode::emit(const std::string& op, const std::vector<std::string>
   layer["inputs"] = list;
   for (const auto& entry : attrs) layer[entry.first.Scalar()] = entry.second;
   layer.SetStyle(YAML::EmitterStyle::Flow);
-  importer_.addLayer(layer, loc());
+  importer_.addLayer(layer, loc(), opType());
   if (last && outputCount() > 0) setOutput(0, name);
   return name;
 }
@@ -227,7 +222,7 @@ std::vector<std::string> OnnxNode::emitMulti(const std::string& op,
   layer["inputs"] = list;
   for (const auto& entry : attrs) layer[entry.first.Scalar()] = entry.second;
   layer.SetStyle(YAML::EmitterStyle::Flow);
-  importer_.addLayer(layer, loc());
+  importer_.addLayer(layer, loc(), opType());
   for (size_t i = 0; i < results && i < outputCount(); ++i)
     if (!proto_.output(static_cast<int>(i)).empty()) setOutput(i, names[i]);
   return names;

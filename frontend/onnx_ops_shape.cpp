@@ -2,6 +2,7 @@
 // indexing, padding, broadcasting and tiling. Their shapes, axes and pads must be known at
 // import (constants, or shape arithmetic folded by onnx_fold.cpp).
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include "frontend/onnx_node.h"
@@ -107,11 +108,13 @@ void translateSlice(OnnxNode& node) {
   for (size_t k = 0; k < starts.size(); ++k) {
     int64_t axis = axisIn(node, axes[k], static_cast<int64_t>(x.size()));
     if (steps[k] <= 0) node.fail("a step of {} (gxc slices with positive steps)", steps[k]);
-    const int64_t n = x[static_cast<size_t>(axis)];
     YAML::Node at = attrs();
     at["axis"] = axis;
-    at["start"] = std::clamp<int64_t>(starts[k], -n, n);
-    at["end"] = std::clamp<int64_t>(ends[k], -n, n);
+    // The bounds as given: the slice layer clamps them as Python does. Clamped here, to this
+    // binding's size, a bound past the end would be that size, wrong at any other binding of
+    // a dynamic axis. An end of INT64_MAX (the exporters' "to the end") is left out.
+    if (starts[k] != 0) at["start"] = starts[k];
+    if (ends[k] != std::numeric_limits<int64_t>::max()) at["end"] = ends[k];
     if (steps[k] != 1) at["step"] = steps[k];
     value = node.emit("slice", {value}, at, k + 1 == starts.size());
   }
@@ -207,6 +210,10 @@ void translateExpand(OnnxNode& node) {
       node.fail("shape {} does not broadcast to {}", shapeString(x), shapeString(target));
     shape[d] = std::max(a, b);
   }
+  // A dim that keeps x's size is written -1 (keep it), not as its size, which would be this
+  // binding's number where that dim is a dynamic axis.
+  for (size_t d = shape.size() - x.size(); d < shape.size(); ++d)
+    if (shape[d] == x[d + x.size() - shape.size()]) shape[d] = -1;
   YAML::Node at = attrs();
   at["shape"] = yamlInts(shape);
   node.emit("expand", {node.use(0)}, at);
@@ -284,6 +291,21 @@ void translateTopK(OnnxNode& node) {
   node.emitMulti("topk", {node.use(0)}, at, 2);
 }
 
+// Reached only when an import computes in the graph what the fold would make a param of this
+// binding's size (OnnxImporter::computeInGraph): the value, one element of the result's rank,
+// expanded to the shape.
+void translateConstantOfShape(OnnxNode& node) {
+  node.checkAttrs({"value"});
+  std::vector<int64_t> shape = node.constantInts(0, "shape");
+  std::optional<Tensor> given = node.tensorAttr("value");
+  if (given && given->numel() != 1) node.fail("its value must be one element");
+  Tensor value(given ? given->dtype() : DType::F32, Shape(shape.size(), 1));
+  if (given) std::copy_n(given->data(), dtypeSize(value.dtype()), value.data());
+  YAML::Node at = attrs();
+  at["shape"] = yamlInts(shape);
+  node.emit("expand", {node.useConstant(std::move(value), "value")}, at);
+}
+
 void translateNeedsConstant(OnnxNode& node) {
   node.fail(
       "its inputs must be known at import (shape arithmetic); here they are computed at "
@@ -309,9 +331,10 @@ void addShapeTranslators(OnnxTranslators& table) {
   table["Trilu"] = translateTrilu;
   table["CumSum"] = translateCumSum;
   table["TopK"] = translateTopK;
-  // Folded by onnx_fold.cpp when their inputs are known; refused otherwise.
-  for (const char* op : {"Constant", "Shape", "Size", "ConstantOfShape", "Range"})
-    table[op] = translateNeedsConstant;
+  // Folded by onnx_fold.cpp when their inputs are known; refused otherwise (ConstantOfShape:
+  // see its translator).
+  table["ConstantOfShape"] = translateConstantOfShape;
+  for (const char* op : {"Constant", "Shape", "Size", "Range"}) table[op] = translateNeedsConstant;
 }
 
 }  // namespace gxc
