@@ -175,16 +175,33 @@ std::string OnnxNode::useConstant(Tensor value, const char* what) {
 
 std::string OnnxNode::emit(const std::string& op, const std::vector<std::string>& inputs,
                            YAML::Node attrs, bool last) {
+  if (last && outputCount() > 0) return emitOutput(0, op, inputs, std::move(attrs));
+  std::string base = proto_.name().empty() ? proto_.output(0) : proto_.name();
+  std::string name = importer_.uniqueName(last ? base : fmt::format("{}_{}", base, ++emitted_));
+  addLayer(name, op, inputs, std::move(attrs));
+  return name;
+}
+
+std::string OnnxNode::emitOutput(size_t i, const std::string& op,
+                                 const std::vector<std::string>& inputs, YAML::Node attrs) {
   // The layer that gives the node its result is named by the node, or by the graph output it
   // computes: the output file is named after it.
-  std::string base = proto_.name().empty() ? proto_.output(0) : proto_.name();
+  const std::string& output = proto_.output(static_cast<int>(i));
   std::string name;
-  if (!last)
-    name = importer_.uniqueName(fmt::format("{}_{}", base, ++emitted_));
-  else if (outputCount() > 0 && importer_.graphOutputs_.count(proto_.output(0)))
-    name = importer_.uniqueName(proto_.output(0));
+  if (importer_.graphOutputs_.count(output))
+    name = importer_.uniqueName(output);
+  else if (i == 0)
+    name = importer_.uniqueName(proto_.name().empty() ? output : proto_.name());
   else
-    name = importer_.uniqueName(base);
+    name = importer_.uniqueName(
+        fmt::format("{}_{}", proto_.name().empty() ? proto_.output(0) : proto_.name(), ++emitted_));
+  addLayer(name, op, inputs, std::move(attrs));
+  setOutput(i, name);
+  return name;
+}
+
+void OnnxNode::addLayer(const std::string& name, const std::string& op,
+                        const std::vector<std::string>& inputs, YAML::Node attrs) {
   YAML::Node layer(YAML::NodeType::Map);
   layer["name"] = name;
   layer["op"] = op;
@@ -195,8 +212,6 @@ std::string OnnxNode::emit(const std::string& op, const std::vector<std::string>
   for (const auto& entry : attrs) layer[entry.first.Scalar()] = entry.second;
   layer.SetStyle(YAML::EmitterStyle::Flow);
   importer_.addLayer(layer, loc(), opType());
-  if (last && outputCount() > 0) setOutput(0, name);
-  return name;
 }
 
 std::vector<std::string> OnnxNode::emitMulti(const std::string& op,
@@ -213,16 +228,7 @@ std::vector<std::string> OnnxNode::emitMulti(const std::string& op,
   }
   outputs.SetStyle(YAML::EmitterStyle::Flow);
   attrs["outputs"] = outputs;
-  YAML::Node layer(YAML::NodeType::Map);
-  layer["name"] = importer_.uniqueName(base);
-  layer["op"] = op;
-  YAML::Node list(YAML::NodeType::Sequence);
-  for (const std::string& input : inputs) list.push_back(input);
-  list.SetStyle(YAML::EmitterStyle::Flow);
-  layer["inputs"] = list;
-  for (const auto& entry : attrs) layer[entry.first.Scalar()] = entry.second;
-  layer.SetStyle(YAML::EmitterStyle::Flow);
-  importer_.addLayer(layer, loc(), opType());
+  addLayer(importer_.uniqueName(base), op, inputs, attrs);
   for (size_t i = 0; i < results && i < outputCount(); ++i)
     if (!proto_.output(static_cast<int>(i)).empty()) setOutput(i, names[i]);
   return names;

@@ -68,6 +68,10 @@ class OnnxNode {
   // node's own when `last`, else the node's with a suffix.
   std::string emit(const std::string& op, const std::vector<std::string>& inputs,
                    YAML::Node attrs = YAML::Node(YAML::NodeType::Map), bool last = true);
+  // Emits the layer that computes output i (of a node with several), named by that output
+  // where it is a graph output.
+  std::string emitOutput(size_t i, const std::string& op, const std::vector<std::string>& inputs,
+                         YAML::Node attrs = YAML::Node(YAML::NodeType::Map));
   // A layer with several results (split, topk): its results' names, one per ONNX output.
   std::vector<std::string> emitMulti(const std::string& op, const std::vector<std::string>& inputs,
                                      YAML::Node attrs, size_t results);
@@ -84,6 +88,8 @@ class OnnxNode {
 
  private:
   const onnx::AttributeProto* attr(const char* name) const;
+  void addLayer(const std::string& name, const std::string& op,
+                const std::vector<std::string>& inputs, YAML::Node attrs);
 
   OnnxImporter& importer_;
   const onnx::NodeProto& proto_;

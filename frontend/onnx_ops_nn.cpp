@@ -220,8 +220,7 @@ void translateLoss(OnnxNode& node) {
     if (node.outputCount() > 1 && !node.proto().output(1).empty()) {
       YAML::Node axis = attrs();
       axis["axis"] = 1;
-      scores = node.emit("log_softmax", {scores}, axis, false);
-      node.setOutput(1, scores);
+      scores = node.emitOutput(1, "log_softmax", {scores}, axis);
       op = "nll_loss";
     }
   }

@@ -1,6 +1,6 @@
 // `gxc import` on the ONNX models of tests/fixtures/onnx/import (make_onnx_import_fixtures.py):
 // the written model keeps the dynamic axes symbolic and computes NumPy's numbers at sizes the
-// import never saw.
+// import never saw; outputs keep their ONNX names.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -74,6 +74,21 @@ TEST(OnnxImportFixturesTest, ANumberOfTheAxesTheFormatCannotWriteIsRefusedAtItsN
                 ": node 3 \"drop_last\": error: Slice node: its slice layer's `end` depends on "
                 "the sizes of the dynamic axes (b, s), and a model file can only hold one "
                 "binding's number there: import with --dim for every dynamic axis");
+}
+
+TEST(OnnxImportFixturesTest, EveryOutputOfAMultiOutputNodeKeepsItsName) {
+  ImportedOnnx imported = importOnnx(fixture("softmax_cross_entropy.onnx"), {});
+  registerInMemoryWeights(*imported.weights);
+  std::vector<std::string> names;
+  for (const GraphOutput& output : imported.graph->outputs()) names.push_back(output.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"z", "log_prob"}));
+  EXPECT_TRUE(imported.renamedOutputs.empty());
+  std::string folder = fixture("softmax_cross_entropy");
+  auto outputs = ReferenceExecutor(*imported.graph)
+                     .run({{"scores", readNpy(folder + "/scores.npy")},
+                           {"labels", readNpy(folder + "/labels.npy")}});
+  expectNear(outputs.at("z"), readNpy(folder + "/z.npy"), "z");
+  expectNear(outputs.at("log_prob"), readNpy(folder + "/log_prob.npy"), "log_prob");
 }
 
 }  // namespace
