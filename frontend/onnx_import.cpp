@@ -65,7 +65,7 @@ std::string OnnxImporter::uniqueName(const std::string& onnxName) {
   size_t start = onnxName.find_first_not_of('/');
   for (size_t i = start == std::string::npos ? onnxName.size() : start; i < onnxName.size(); ++i)
     name += onnxName[i] == '/' ? '.' : isNameChar(onnxName[i]) ? onnxName[i] : '_';
-  if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_'))
+  if (name.empty() || !(std::isalnum(static_cast<unsigned char>(name[0])) || name[0] == '_'))
     name = "v_" + name;
   std::string candidate = name;
   for (int suffix = 2; usedNames_.count(candidate); ++suffix)
@@ -241,6 +241,8 @@ std::string OnnxImporter::paramFor(const std::string& onnxName, const OnnxConsta
   spec.SetStyle(YAML::EmitterStyle::Flow);
   params_[name] = spec;
   paramLocs_[name] = at;
+  if (name != onnxName && initializers_.count(onnxName))
+    result_.renamedParams.emplace_back(onnxName, name);
   builder_->addParamSpec(name, spec, at);
   gxcName_[onnxName] = name;
   return name;

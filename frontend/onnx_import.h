@@ -31,9 +31,9 @@ struct ImportedOnnx {
   // The equivalent model file, without `weights:` (the caller names the file it writes).
   YAML::Node model;
   std::shared_ptr<SafetensorsFile> weights;  // the params' data, in memory
-  // ONNX names of the graph's inputs and outputs with gxc's, where they differ (a gxc name is
-  // [A-Za-z_][A-Za-z0-9_.-]*).
-  std::vector<std::pair<std::string, std::string>> renamedInputs, renamedOutputs;
+  // ONNX names of the graph's inputs, outputs and initializers (those read as params) with
+  // gxc's, where they differ (a gxc name is [A-Za-z0-9_][A-Za-z0-9_.-]*, and unique).
+  std::vector<std::pair<std::string, std::string>> renamedInputs, renamedOutputs, renamedParams;
 };
 
 // `options.givenInputs` are keyed by the ONNX input names. With `forImport`, the dynamic axes

@@ -113,11 +113,12 @@ bool YamlReader::boolean(const YamlNode& node, std::string_view what) const {
 
 std::string YamlReader::name(const YamlNode& node, std::string_view what) const {
   std::string text = scalar(node, what);
+  // A leading digit is allowed: nn.Sequential's params are named 0.weight, 1.bias.
   bool valid =
-      !text.empty() && (std::isalpha(static_cast<unsigned char>(text[0])) || text[0] == '_');
+      !text.empty() && (std::isalnum(static_cast<unsigned char>(text[0])) || text[0] == '_');
   for (char c : text)
     valid &= std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
-  if (!valid) fail(node, "{} '{}' is not a valid name ([A-Za-z_][A-Za-z0-9_.-]*)", what, text);
+  if (!valid) fail(node, "{} '{}' is not a valid name ([A-Za-z0-9_][A-Za-z0-9_.-]*)", what, text);
   return text;
 }
 

@@ -46,7 +46,7 @@ class YamlReader {
   int64_t integer(const YamlNode& node, std::string_view what) const;
   double number(const YamlNode& node, std::string_view what) const;
   bool boolean(const YamlNode& node, std::string_view what) const;
-  // A name as the model format spells them: [A-Za-z_][A-Za-z0-9_.-]*
+  // A name as the model format spells them: [A-Za-z0-9_][A-Za-z0-9_.-]*
   std::string name(const YamlNode& node, std::string_view what) const;
 
  private:

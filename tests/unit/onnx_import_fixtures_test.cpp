@@ -1,6 +1,6 @@
 // `gxc import` on the ONNX models of tests/fixtures/onnx/import (make_onnx_import_fixtures.py):
 // the written model keeps the dynamic axes symbolic and computes NumPy's numbers at sizes the
-// import never saw; outputs keep their ONNX names.
+// import never saw; outputs and initializers keep their ONNX names.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -89,6 +89,24 @@ TEST(OnnxImportFixturesTest, EveryOutputOfAMultiOutputNodeKeepsItsName) {
                            {"labels", readNpy(folder + "/labels.npy")}});
   expectNear(outputs.at("z"), readNpy(folder + "/z.npy"), "z");
   expectNear(outputs.at("log_prob"), readNpy(folder + "/log_prob.npy"), "log_prob");
+}
+
+// nn.Sequential's state_dict names (0.weight) are kept, quoted where YAML would read a number
+// (`1`); a name the format cannot hold (scale:0) changes, and the change is reported.
+TEST(OnnxImportFixturesTest, InitializerNamesAreKeptOrTheirChangeReported) {
+  ImportedOnnx imported = importOnnx(fixture("sequential.onnx"), {}, /*forImport=*/true);
+  std::string yaml = onnxImportYaml(imported, "model.safetensors");
+  for (const char* text : {"  0.weight: {shape: [4, 3], dtype: f32}", "  2.bias: {shape: [2]",
+                           "  \"1\": {shape: [2], dtype: f32}", "inputs: [Mul, \"1\"]",
+                           "  scale_0: {shape: [2], dtype: f32}"})
+    EXPECT_NE(yaml.find(text), std::string::npos) << text << " in\n" << yaml;
+  EXPECT_EQ(imported.renamedParams,
+            (std::vector<std::pair<std::string, std::string>>{{"scale:0", "scale_0"}}));
+  EXPECT_TRUE(imported.weights->contains("0.weight"));
+  std::unique_ptr<Graph> graph = lowerImport(imported, {});
+  std::string folder = fixture("sequential");
+  auto outputs = ReferenceExecutor(*graph).run({{"x", readNpy(folder + "/x.npy")}});
+  expectNear(outputs.at("y"), readNpy(folder + "/y.npy"), "y");
 }
 
 }  // namespace

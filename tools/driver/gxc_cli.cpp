@@ -220,7 +220,7 @@ int gxcMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
         train.compile.bucketBytes = bucketBytesOption(train.compile.placement, bucketMb);
       return trainModel(train, out, err);
     }
-    if (importApp->parsed()) return importCommand(import, out);
+    if (importApp->parsed()) return importCommand(import, out, err);
     if (runCommand->parsed()) {
       checkPlacement(run.compile, runCommand->count("--microbatches") > 0);
       return runModel(run, out, err);

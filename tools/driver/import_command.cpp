@@ -11,7 +11,7 @@
 
 namespace gxc {
 
-int importCommand(const ImportOptions& options, std::ostream& out) {
+int importCommand(const ImportOptions& options, std::ostream& out, std::ostream& err) {
   namespace fs = std::filesystem;
   if (!isOnnxPath(options.modelPath))
     usageError("import: {} is not an ONNX model (.onnx); gxc YAML models need no import",
@@ -64,9 +64,11 @@ int importCommand(const ImportOptions& options, std::ostream& out) {
                                        weightsPath.string())
                          : std::string());
   for (const auto& [onnxName, gxcName] : imported.renamedInputs)
-    out << fmt::format("gxc: ONNX input '{}' is named '{}'\n", onnxName, gxcName);
+    err << fmt::format("gxc: note: ONNX input '{}' is named '{}'\n", onnxName, gxcName);
   for (const auto& [onnxName, gxcName] : imported.renamedOutputs)
-    out << fmt::format("gxc: ONNX output '{}' is named '{}'\n", onnxName, gxcName);
+    err << fmt::format("gxc: note: ONNX output '{}' is named '{}'\n", onnxName, gxcName);
+  for (const auto& [onnxName, gxcName] : imported.renamedParams)
+    err << fmt::format("gxc: note: ONNX initializer '{}' is named '{}'\n", onnxName, gxcName);
   return 0;
 }
 

@@ -14,6 +14,7 @@ struct ImportOptions {
   std::vector<std::string> dims;  // --dim NAME=N: fixes a dynamic axis in the written model
 };
 
-int importCommand(const ImportOptions& options, std::ostream& out);
+// Prints what it wrote on `out`, and each ONNX name it had to change on `err`.
+int importCommand(const ImportOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace gxc
