@@ -52,6 +52,7 @@ CompiledModel compileModel(const CompileOptions& options, CompileFor purpose, st
     };
   ModelOptions modelOptions;
   modelOptions.weightsPath = options.weightsPath;
+  modelOptions.weightsPartial = options.weightsPartial;
   modelOptions.dims = parseDimOptions(options.dims);
   modelOptions.givenInputs = options.givenInputs;
   if (isOnnxPath(options.modelPath)) {

@@ -46,6 +46,8 @@ void addCompileOptions(CLI::App& command, CompileOptions& options) {
                      "number of devices)");
   command.add_flag("--explain", options.explain, "the device chosen for every layer, and why");
   command.add_option("--weights", options.weightsPath, "safetensors file; overrides weights:");
+  command.add_flag("--weights-partial", options.weightsPartial,
+                   "params the weights file lacks are made from their init");
   command.add_option("--dim", options.dims,
                      "NAME=N: size of a symbolic dimension (repeatable; overrides dims:)");
   command.add_option("--print-ir-after", options.passes.printIrAfter, "PASS or all (to stderr)");

@@ -218,6 +218,7 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
   // The train: section, read from the model as the whole data set binds it.
   ModelOptions modelOptions;
   modelOptions.weightsPath = options.compile.weightsPath;
+  modelOptions.weightsPartial = options.compile.weightsPartial;
   modelOptions.dims = parseDimOptions(options.compile.dims);
   for (const auto& [name, array] : data.arrays())
     modelOptions.givenInputs[name] = {data.path(), [shape = array.shape()] { return shape; }, true};
