@@ -14,6 +14,7 @@
 #include "ir/progress.h"
 #include "tensor/safetensors.h"
 #include "tools/driver/error_handling.h"
+#include "tools/driver/output_paths.h"
 #include "tools/driver/run_command.h"
 #include "tools/driver/tensorboard_events.h"
 #include "tools/driver/train_checkpoint.h"
@@ -70,6 +71,7 @@ class StepRecords {
  public:
   explicit StepRecords(const TrainOptions& options) : logPath_(options.logPath) {
     if (!logPath_.empty()) {
+      makeParentDirs("--log", logPath_);
       log_.emplace(logPath_);
       if (!*log_) runtimeError({}, "--log: cannot write {}", logPath_);
     }
@@ -120,6 +122,16 @@ void checkTrainOptions(const TrainOptions& options) {
   if (!options.optimizer.empty() && options.optimizer != "sgd" && options.optimizer != "adam" &&
       options.optimizer != "adamw")
     usageError("--optimizer {}: expected sgd, adam or adamw", options.optimizer);
+  // Every path written during or after training, checked before it: a mistake there would
+  // otherwise be found when the trained params are lost.
+  for (auto [option, path] : {std::pair{"--save", &options.savePath},
+                              {"--report", &options.reportPath},
+                              {"--trace", &options.tracePath},
+                              {"--log", &options.logPath}})
+    if (!path->empty()) checkOutputFileOption(option, *path);
+  for (auto [option, dir] : {std::pair{"--checkpoint", &options.checkpointDir},
+                             {"--tensorboard", &options.tensorboardDir}})
+    if (!dir->empty()) checkOutputDirOption(option, *dir);
 }
 
 // The command line's overrides, applied to the loaded model before the passes.
@@ -292,9 +304,11 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
   }
   records.finish();
   writeLastStep(options, lastStep, steps.current().graph(), step, lastLoss);
-  if (!options.savePath.empty())
+  if (!options.savePath.empty()) {
+    makeParentDirs("--save", options.savePath);
     writeSafetensors(options.savePath,
                      modelParams(steps.current().graph(), steps.current().paramValues()));
+  }
   out << fmt::format("trained {} step{}; last loss {}", step, step == 1 ? "" : "s", lastLoss);
   if (validation) out << fmt::format("; validation loss {}", valLoss);
   out << "\n";
