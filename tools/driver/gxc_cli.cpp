@@ -107,7 +107,8 @@ int devicesCommand(const std::string& simGpus, std::ostream& out) {
   }
   const GpuEnumeration& found = enumerateGpus();
   if (found.gpus.empty())
-    out << "no GPU found (" << found.whyNone << "); --sim-gpus N for virtual GPUs\n";
+    out << "no GPU found (" << found.whyNone
+        << "); --sim-gpus N gives N virtual GPUs (gxc devices --sim-gpus N lists them)\n";
   for (const GpuDeviceInfo& gpu : found.gpus)
     out << fmt::format(fmt::runtime(row), gpu.index, gpu.name, formatBytes(gpu.memoryBytes),
                        fmt::format("{}.{}", gpu.major, gpu.minor),
