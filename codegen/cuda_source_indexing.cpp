@@ -89,6 +89,10 @@ std::string fillValue(DType dtype, double value) {
       return fmt::format("gxc_f32_to_f16({})", floatLiteral(static_cast<float>(value)));
     case DType::BF16:
       return fmt::format("gxc_f32_to_bf16({})", floatLiteral(static_cast<float>(value)));
+    case DType::F64:
+      return doubleLiteral(value);
+    case DType::Bool:  // true where nonzero, as torch's fill of a bool tensor
+      return value != 0 ? "(unsigned char)1" : "(unsigned char)0";
     default:
       GXC_CHECK(isInteger(dtype), "pad of dtype {} has no fill value", dtypeName(dtype));
       return fmt::format("({}){}", storageType(dtype), intLiteral(static_cast<int64_t>(value)));

@@ -130,7 +130,8 @@ GXC_FN bool gxc_dropout_keep(gxc_u64 seed, gxc_u64 step, gxc_u64 index, gxc_u64 
   return (gxc_mix64(key + (index + 1ull) * gamma) >> 40) >= threshold;
 }
 
-GXC_FN float gxc_relu(float x) { return x > 0.0f ? x : 0.0f; }
+// NaN and -0 stay, as torch.relu (a clamp_min(0)): `x > 0 ? x : 0` would make NaN 0.
+GXC_FN float gxc_relu(float x) { return x < 0.0f ? 0.0f : x; }
 GXC_FN float gxc_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 GXC_FN float gxc_gelu(float x) { return 0.5f * x * (1.0f + erff(x / 1.41421356237309504880f)); }
 GXC_FN float gxc_gelu_tanh(float x) {
@@ -159,7 +160,7 @@ GXC_FN float gxc_softplus(float x, float beta, float threshold) {
 }
 
 // The same in double, for f64 (the reference computes f64 in double too).
-GXC_FN double gxc_relu(double x) { return x > 0.0 ? x : 0.0; }
+GXC_FN double gxc_relu(double x) { return x < 0.0 ? 0.0 : x; }
 GXC_FN double gxc_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 GXC_FN double gxc_gelu(double x) { return 0.5 * x * (1.0 + erf(x / 1.41421356237309504880)); }
 GXC_FN double gxc_gelu_tanh(double x) {

@@ -57,10 +57,14 @@ class ModelBuilder {
   void readTrainSection(const YamlNode& train);
   void readOptimizer(const YamlNode& spec);
   void openWeights(const YamlNode& root);
-  void checkWeightsAllUsed(const YamlNode& root) const;
-  // Adds a param op; `init` is used when the weights file lacks `name` (or there is none).
+  // Every param not declared with an init of its own is in the weights file (unless
+  // --weights-partial), and every tensor of the file is a param's.
+  void checkWeightsMatchParams(const YamlNode& root) const;
+  // Adds a param op; `init` is used when the weights file lacks `name` (or there is none):
+  // an init written on the param in the model (`initWritten`) may stand in for the file's
+  // tensor; a layer's default init only with --weights-partial.
   Value* addParam(const std::string& name, TensorType type, std::optional<Attrs> init,
-                  const SourceLoc& loc);
+                  const SourceLoc& loc, bool initWritten = false);
 
   // layer_builder.cpp
   void readLayers(const YamlNode& layers, std::optional<Device> scopeDevice);
@@ -119,7 +123,9 @@ class ModelBuilder {
   std::optional<Device> defaultDevice_;
   std::shared_ptr<SafetensorsFile> inMemoryWeights_;
   std::shared_ptr<SafetensorsFile> weights_;
+  bool weightsPartial_ = false;
   std::set<std::string> loadedFromWeights_;
+  std::vector<std::string> missingFromWeights_;     // made from a layer's default init instead
   std::unordered_map<std::string, int> definedAt_;  // line of every name defined so far
   // The file's `layers:` while build() reads it (undefined for a model built a layer at a
   // time), and the line of every layer name in it, collected only to say that an unknown

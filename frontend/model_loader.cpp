@@ -127,6 +127,7 @@ ModelBuilder::ModelBuilder(const std::string& fileName, const std::string& baseD
     : reader_(fileName),
       baseDir_(baseDir),
       weightsOverride_(options.weightsPath),
+      weightsPartial_(options.weightsPartial),
       dimOverrides_(options.dims),
       givenInputs_(options.givenInputs),
       inMemoryWeights_(options.inMemoryWeights) {}
@@ -199,7 +200,7 @@ std::unique_ptr<Graph> ModelBuilder::build(const YamlNode& root) {
   readLayers(layers, std::nullopt);
   readOutputs(root);
   if (root["train"]) readTrainSection(root["train"]);
-  checkWeightsAllUsed(root);
+  checkWeightsMatchParams(root);
   fileLayers_ = {};
   return std::move(graph_);
 }
@@ -233,7 +234,7 @@ std::unique_ptr<Graph> ModelBuilder::finishModel(const YAML::Node& model) {
   YamlNode root = document->root();
   readOutputs(root);
   if (root["train"]) readTrainSection(root["train"]);
-  checkWeightsAllUsed(root);
+  checkWeightsMatchParams(root);
   return std::move(graph_);
 }
 

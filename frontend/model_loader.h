@@ -21,6 +21,9 @@ namespace gxc {
 
 struct ModelOptions {
   std::string weightsPath;  // `--weights FILE`: overrides the model's `weights:` when set
+  // `--weights-partial`: a param the weights file lacks is made from its init. Without it,
+  // only a declared param with an `init:` of its own may be missing (load_state_dict(strict)).
+  bool weightsPartial = false;
   // Symbolic dimensions (frontend/symbolic_dims.h): `--dim NAME=N`, and the input files the
   // run was given, by input name, which bind the names in their shapes.
   std::map<std::string, int64_t> dims;

@@ -28,10 +28,13 @@ struct FileBinding {
   size_t index = 0;
 };
 
-std::string declaredShapeString(const DeclaredInput& input) {
+// `firstDim`, when given, is written in place of dim 0.
+std::string declaredShapeString(const DeclaredInput& input, const std::string& firstDim = "") {
   std::vector<std::string> dims;
   for (const DeclaredDim& dim : input.dims)
-    dims.push_back(dim.name.empty() ? std::to_string(dim.size) : dim.name);
+    dims.push_back(!firstDim.empty() && dims.empty() ? firstDim
+                   : dim.name.empty()                ? std::to_string(dim.size)
+                                                     : dim.name);
   return fmt::format("[{}]", fmt::join(dims, ","));
 }
 
@@ -41,12 +44,27 @@ std::string namesOf(const std::map<std::string, std::vector<DimUse>>& uses) {
   return names.empty() ? "it has none" : fmt::format("it has {}", fmt::join(names, ", "));
 }
 
+// A training batch against an input whose dim 0 is a number: the batch must have that many
+// samples, or the step would run on a tensor of another shape than its plan's.
+void checkFixedBatch(const DeclaredInput& input, const GivenInput& batch) {
+  if (input.dims.empty() || !input.dims[0].name.empty()) return;
+  const int64_t rows = batch.shape().at(0);
+  if (rows == input.dims[0].size) return;
+  modelError(input.dims[0].loc,
+             "input '{}': dim 0 is fixed at {}, but training feeds it batches of {} samples "
+             "({}); write dim 0 as a symbolic dimension ({}) so that each batch binds it",
+             input.name, input.dims[0].size, rows, batch.batchOrigin,
+             declaredShapeString(input, "batch"));
+}
+
 std::map<std::string, FileBinding> bindFromFiles(const std::vector<DeclaredInput>& inputs,
                                                  const std::map<std::string, GivenInput>& given) {
   std::map<std::string, FileBinding> bound;
   for (const DeclaredInput& input : inputs) {
     auto file = given.find(input.name);
-    if (file == given.end() || !input.symbolic()) continue;
+    if (file == given.end()) continue;
+    if (!file->second.batchOrigin.empty()) checkFixedBatch(input, file->second);
+    if (!input.symbolic()) continue;
     const Shape shape = file->second.shape();
     if (shape.size() != input.dims.size())
       modelError({file->second.file, 0, 0},

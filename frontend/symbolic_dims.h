@@ -31,6 +31,10 @@ struct GivenInput {
   // `gxc train --data`: the input is an array of a data file (an .npz), not an --input file,
   // which is what messages about it say.
   bool fromDataFile = false;
+  // Set when `shape` is one training batch's, dim 0 its samples: what sets that size
+  // ("batch_size 64"). A fixed size the batch differs from is then an error at the model's
+  // dim, before anything runs (an --input file's fixed sizes are checked with its dtype).
+  std::string batchOrigin;
 };
 
 // One dim of an input's shape as the model file writes it.

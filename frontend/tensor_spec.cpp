@@ -1,6 +1,5 @@
-// Inputs, params, their tensor specs and inits, devices, and the weights file.
+// Inputs, params, their tensor specs and inits, and devices.
 #include <algorithm>
-#include <filesystem>
 
 #include <fmt/ranges.h>
 
@@ -166,66 +165,7 @@ void ModelBuilder::readParam(const YamlNode& key, const YamlNode& spec) {
   TensorType type = tensorSpec(spec, what, &init, nullptr);
   std::optional<Attrs> initSpec;
   if (init) initSpec = initAttrs(init, what);  // undefined when the spec has none
-  addParam(name, type, initSpec, reader_.loc(key));
-}
-
-Value* ModelBuilder::addParam(const std::string& name, TensorType type, std::optional<Attrs> init,
-                              const SourceLoc& loc) {
-  Attrs attrs;
-  if (weights_ && weights_->contains(name)) {
-    const SafetensorsEntry& stored = weights_->entries().at(name);
-    TensorType storedType = TensorType::of(stored.dtype, stored.shape);
-    if (storedType.withoutDevice() != type.withoutDevice())
-      modelError(loc, "param '{}': the weights file {} has {}, the model expects {}", name,
-                 weights_->path(), storedType.withoutDevice(), type.withoutDevice());
-    attrs.set("init", "file");
-    attrs.set("file", weights_->path());
-    loadedFromWeights_.insert(name);
-  } else if (init) {
-    attrs = *init;
-  } else {
-    modelError(loc, "param '{}' has no init{}", name,
-               weights_ ? fmt::format(" and the weights file {} does not hold it", weights_->path())
-                        : std::string(" and the model names no weights file"));
-  }
-  attrs.set("name", name);
-  attrs.set("seed", seed_);
-  return graph_->appendOp(OpKind::Param, {}, name, type, attrs, loc)->result;
-}
-
-void ModelBuilder::openWeights(const YamlNode& root) {
-  if (inMemoryWeights_) {
-    weights_ = inMemoryWeights_;
-    return;
-  }
-  if (!weightsOverride_.empty()) {
-    weights_ = std::make_shared<SafetensorsFile>(SafetensorsFile::open(weightsOverride_));
-    return;
-  }
-  YamlNode node = root["weights"];
-  if (!node) return;
-  std::filesystem::path path = reader_.scalar(node, "weights");
-  if (path.is_relative() && !baseDir_.empty()) path = std::filesystem::path(baseDir_) / path;
-  try {
-    weights_ = std::make_shared<SafetensorsFile>(SafetensorsFile::open(path.string()));
-  } catch (const Error& error) {
-    reader_.fail(node, "weights file {}: {}", path.string(), error.message());
-  }
-}
-
-void ModelBuilder::checkWeightsAllUsed(const YamlNode& root) const {
-  if (!weights_) return;
-  std::vector<std::string> unused;
-  for (const auto& [name, entry] : weights_->entries())
-    if (!loadedFromWeights_.count(name)) unused.push_back(name);
-  if (unused.empty()) return;
-  // As PyTorch's load_state_dict(strict=True) does for unexpected keys: a name that matches
-  // nothing is most often a typo, and silently ignoring it would run with the wrong weights.
-  std::string message = fmt::format("the weights file {} holds tensors no param is named: {}",
-                                    weights_->path(), fmt::join(unused, ", "));
-  if (root["weights"] && weightsOverride_.empty() && !inMemoryWeights_)
-    reader_.fail(root["weights"], "{}", message);
-  throw Error(ErrorKind::Model, {weights_->path(), 0, 0}, message);
+  addParam(name, type, initSpec, reader_.loc(key), /*initWritten=*/initSpec.has_value());
 }
 
 }  // namespace gxc

@@ -26,6 +26,21 @@ int64_t measureUsableCudaMemory(int index) {
   return usable;
 }
 
+// CUDA's reason, in the user's words: "CUDA driver version is insufficient for CUDA runtime
+// version" is what the runtime says where there is no driver at all (a machine without GPU),
+// and cudaDriverGetVersion gives 0 only then.
+std::string whyCudaFindsNoGpu(cudaError_t status) {
+  if (status == cudaErrorNoDevice) return "the GPU driver finds no GPU";
+  if (status != cudaErrorInsufficientDriver)
+    return fmt::format("CUDA: {}", cudaGetErrorString(status));
+  int driver = 0, runtime = 0;
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime);
+  if (driver == 0) return "no GPU driver is installed";
+  return fmt::format("the GPU driver supports CUDA {}.{}, older than this gxc's CUDA {}.{}",
+                     driver / 1000, driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10);
+}
+
 GpuEnumeration enumerateCudaGpus() {
   GpuEnumeration result;
   int count = 0;
@@ -33,7 +48,7 @@ GpuEnumeration enumerateCudaGpus() {
   // without a GPU too (cudaErrorNoDevice). Either way this machine has no GPU for gxc.
   cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
-    result.whyNone = fmt::format("CUDA: {}", cudaGetErrorString(status));
+    result.whyNone = whyCudaFindsNoGpu(status);
     cudaGetLastError();  // not sticky: clear it so that it does not surface at a later call
     return result;
   }

@@ -37,10 +37,10 @@ std::string postOpShape(const Op& conv, const std::vector<const Op*>& epilogue) 
   for (const Op* member : epilogue) {
     if (member->kind == OpKind::BatchNorm)
       shape += fed == conv.result ? 'f' : 'b';
-    else if (member->kind == OpKind::Clamp)
-      shape += 'c';
+    else if (member->kind == OpKind::Clamp || member->kind == OpKind::Relu)
+      shape += 'c';  // a relu clamps from 0, keeping NaN as torch.relu
     else
-      shape += member->kind == OpKind::Relu ? 'r' : 'a';
+      shape += 'a';
     fed = member->result;
   }
   return shape;
@@ -75,6 +75,8 @@ ConvPostOps convPostOps(const Op& conv, const std::vector<const Op*>& epilogue,
       post.src1.push_back(shift.data());
     } else if (post.shape[i] == 'a') {
       post.src1.push_back(tensors.at(residualOf(member, fed)).as<float>());
+    } else if (post.shape[i] == 'c' && member.kind == OpKind::Relu) {
+      post.clamps.emplace_back(0.0f, std::numeric_limits<float>::infinity());
     } else if (post.shape[i] == 'c') {
       const float infinity = std::numeric_limits<float>::infinity();
       post.clamps.emplace_back(

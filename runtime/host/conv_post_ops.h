@@ -3,7 +3,8 @@
 // letters that name them, which key the primitive (cpu_conv.cpp), and the data they read.
 // oneDNN's clip turns a NaN into its lower bound (x86's max returns its second operand when
 // the first is NaN), where torch.clamp keeps it, so a clamp is no post-op: the host applies the
-// clamps that end the chain to the stored result, in whatever layout it is in.
+// clamps that end the chain to the stored result, in whatever layout it is in. oneDNN's relu
+// does the same to NaN (torch.relu keeps it), so a relu is a clamp from 0 here.
 #pragma once
 
 #include <string>
@@ -28,8 +29,8 @@ struct ConvPostOps {
   // One letter per member: 'f' a batch_norm first, folded into the convolution's weights and
   // bias (as PyTorch's and ONNX Runtime's conv-bn folding do: per-channel post-ops cost
   // oneDNN's kernels a tenth of their time), 'b' a later batch_norm (a per-channel multiply,
-  // then a per-channel add), 'r' relu, 'a' the add of a residual of the result's shape, 'c' a
-  // clamp (applied after the primitive, over its result: clamps must end the chain).
+  // then a per-channel add), 'a' the add of a residual of the result's shape, 'c' a clamp or a
+  // relu (applied after the primitive, over its result: clamps must end the chain).
   std::string shape;
   // The binary post-ops' second operands, f32, in post-op order: a batch_norm's scale and
   // shift (in `owned`), a residual's own bytes.

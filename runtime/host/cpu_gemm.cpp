@@ -210,7 +210,9 @@ bool cpuGemmWithEpilogue(const Op& op, const std::vector<ConstTensorView>& opera
               "layer '{}': {} cannot follow '{}' in a GEMM's epilogue", member.layerName(),
               opName(member.kind), op.layerName());
     if (member.kind == OpKind::Relu) {
-      fused.post.shape += 'r';
+      // oneDNN's relu makes NaN 0 (x86's max returns its second operand, the 0, for a NaN
+      // first), where torch.relu keeps it: the generated epilogue applies it instead.
+      return false;
     } else if (member.kind == OpKind::Gelu) {
       fused.post.shape += member.attrs.getString("approximate", "none") == "tanh" ? 't' : 'g';
     } else {  // an add: the matmul's bias first, else a residual

@@ -23,10 +23,10 @@ void cpuLinear(const Op& op, const std::vector<ConstTensorView>& operands, Tenso
                ConstantWeights* constant = nullptr);
 
 // A fused GEMM kernel (ir/fused_kernel.h) whole: the GEMM `op` with `epilogue`, the members
-// after it in order, as oneDNN's bias and post-ops (relu, gelu, residual adds), applied before
-// the product is stored; `tensors` holds every value the members read from outside. False,
-// having written nothing, where they do not apply (a tensor not f32, an empty GEMM): the caller
-// then runs the GEMM and its generated epilogue kernel.
+// after it in order, as oneDNN's bias and post-ops (gelu, residual adds), applied before the
+// product is stored; `tensors` holds every value the members read from outside. False, having
+// written nothing, where they do not apply (a tensor not f32, an empty GEMM, a relu: oneDNN's
+// makes NaN 0): the caller then runs the GEMM and its generated epilogue kernel.
 bool cpuGemmWithEpilogue(const Op& op, const std::vector<ConstTensorView>& operands,
                          TensorView result, ConstantWeights* constant,
                          const std::vector<const Op*>& epilogue, const StepTensors& tensors);

@@ -63,8 +63,8 @@ UnaryAttrs<T> unaryAttrs(const Op& op) {
 template <typename T>
 T applyUnary(OpKind kind, T x, const UnaryAttrs<T>& attrs) {
   switch (kind) {
-    case OpKind::Relu:
-      return x > T(0) ? x : T(0);
+    case OpKind::Relu:  // NaN and -0 stay, as torch.relu (a clamp_min(0))
+      return x < T(0) ? T(0) : x;
     case OpKind::Sigmoid:
       return T(1) / (T(1) + std::exp(-x));
     case OpKind::Tanh:

@@ -82,12 +82,9 @@ Tensor padOp(const Op& op, const Operands& operands) {
     shape[d] += pads[2 * p] + pads[2 * p + 1];
   }
   Tensor result = makeResult(op, shape);
+  // In x's dtype as torch's fill: f64 exactly, bool true where nonzero (0.5 too).
   Tensor fill(x.dtype(), {});
-  double value = op.attrs.getFloat("value", 0.0);
-  if (isFloat(x.dtype()))
-    fill.storeFloat(0, static_cast<float>(value));
-  else
-    fill.storeInt(0, static_cast<int64_t>(value));
+  fill.storeDouble(0, op.attrs.getFloat("value", 0.0));
   for (int64_t i = 0; i < result.numel(); ++i) {
     Coords coords = unravelIndex(i, shape);
     bool inside = true;

@@ -1,6 +1,7 @@
 // What PyTorch does with NaN, where a careless kernel would do otherwise: torch.minimum and
-// torch.maximum give NaN if either operand is (C's fminf and fmaxf drop it), torch.clamp keeps
-// NaN, torch.sign gives 0 for NaN and for both zeros. The elementwise fixtures (ops.json) hold
+// torch.maximum give NaN if either operand is (C's fminf and fmaxf drop it), torch.clamp and
+// torch.relu keep NaN (`x > 0 ? x : 0` makes it 0), torch.sign gives 0 for NaN and for both
+// zeros. The elementwise fixtures (ops.json) hold
 // no NaN, so these are written out here, and held on the reference interpreter and on the generated
 // host kernels alike.
 #include <cmath>
@@ -22,13 +23,14 @@ namespace {
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 const char* kGraph = R"(
-graph @nan(%a: f32[4] @cpu, %b: f32[4] @cpu) -> (lo, hi, lo_s, clamped, sign) {
+graph @nan(%a: f32[4] @cpu, %b: f32[4] @cpu) -> (lo, hi, lo_s, clamped, sign, rectified) {
   %lo = minimum %a, %b : f32[4] @cpu
   %hi = maximum %a, %b : f32[4] @cpu
   %lo_s = minimum %a {scalar = 0.5} : f32[4] @cpu
   %clamped = clamp %a {max = 1.0, min = -1.0} : f32[4] @cpu
   %sign = sign %a : f32[4] @cpu
-  return %lo, %hi, %lo_s, %clamped, %sign
+  %rectified = relu %a : f32[4] @cpu
+  return %lo, %hi, %lo_s, %clamped, %sign, %rectified
 }
 )";
 
@@ -60,9 +62,10 @@ void expectTorchsAnswers(const std::map<std::string, Tensor>& out, const std::st
   expectSame(out.at("clamped"), {kNaN, 1.0f, -0.0f, 1.0f}, platform + " clamp");
   expectSame(out.at("sign"), {0.0f, 1.0f, 0.0f, 1.0f}, platform + " sign");
   EXPECT_FALSE(std::signbit(out.at("sign").loadFloat(2))) << platform << ": sign(-0) is +0";
+  expectSame(out.at("rectified"), {kNaN, 2.0f, -0.0f, 3.0f}, platform + " relu");
 }
 
-TEST(NanSemanticsTest, MinimumMaximumClampAndSignTreatNaNAsPyTorchDoes) {
+TEST(NanSemanticsTest, MinimumMaximumClampSignAndReluTreatNaNAsPyTorchDoes) {
   auto graph = parseGraph(kGraph, "nan.gxir");
   PassManager manager;
   manager.add("plan-memory");

@@ -52,6 +52,7 @@ CompiledModel compileModel(const CompileOptions& options, CompileFor purpose, st
     };
   ModelOptions modelOptions;
   modelOptions.weightsPath = options.weightsPath;
+  modelOptions.weightsPartial = options.weightsPartial;
   modelOptions.dims = parseDimOptions(options.dims);
   modelOptions.givenInputs = options.givenInputs;
   if (isOnnxPath(options.modelPath)) {
@@ -71,6 +72,13 @@ CompiledModel compileModel(const CompileOptions& options, CompileFor purpose, st
   if (compiled.devices.noGpuFound)
     context.emitNote(fmt::format("no GPU found; {} the host (--devices cpu)",
                                  purpose == CompileFor::Emit ? "compiling for" : "running on"));
+  // Data parallelism splits each batch across GPUs: on one device it changes nothing, which a
+  // user who asked for it should know rather than believe the run is parallel.
+  if (options.placement == "data-parallel" && compiled.devices.gpuIds.size() < 2)
+    notes << fmt::format(
+        "gxc: warning: --placement data-parallel does nothing on one device ({}): it splits "
+        "each batch across GPUs (--sim-gpus N for N virtual ones)\n",
+        compiled.devices.hostOnly() ? "the host" : "cuda:0");
   if (options.beforePasses) options.beforePasses(*compiled.graph);
   for (const Value* input : compiled.graph->inputs())
     if (isInteger(input->type.dtype))

@@ -27,6 +27,7 @@ struct CompileOptions {
   // `train --bucket-mb`: data-parallel training's gradient buckets, in bytes (DDP's default).
   int64_t bucketBytes = 25 * 1024 * 1024;
   std::string weightsPath;
+  bool weightsPartial = false;    // --weights-partial
   std::vector<std::string> dims;  // --dim NAME=N, as given
   // `run`: the input files given (--input), read before the model is compiled since they
   // bind its symbolic dimensions.

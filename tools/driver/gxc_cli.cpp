@@ -47,6 +47,8 @@ void addCompileOptions(CLI::App& command, CompileOptions& options) {
                      "number of devices)");
   command.add_flag("--explain", options.explain, "the device chosen for every layer, and why");
   command.add_option("--weights", options.weightsPath, "safetensors file; overrides weights:");
+  command.add_flag("--weights-partial", options.weightsPartial,
+                   "params the weights file lacks are made from their init");
   command.add_option("--dim", options.dims,
                      "NAME=N: size of a symbolic dimension (repeatable; overrides dims:)");
   command.add_option("--print-ir-after", options.passes.printIrAfter, "PASS or all (to stderr)");
@@ -107,7 +109,8 @@ int devicesCommand(const std::string& simGpus, std::ostream& out) {
   }
   const GpuEnumeration& found = enumerateGpus();
   if (found.gpus.empty())
-    out << "no GPU found (" << found.whyNone << "); --sim-gpus N for virtual GPUs\n";
+    out << "no GPU found (" << found.whyNone
+        << "); --sim-gpus N gives N virtual GPUs (gxc devices --sim-gpus N lists them)\n";
   for (const GpuDeviceInfo& gpu : found.gpus)
     out << fmt::format(fmt::runtime(row), gpu.index, gpu.name, formatBytes(gpu.memoryBytes),
                        fmt::format("{}.{}", gpu.major, gpu.minor),

@@ -19,6 +19,7 @@
 #include "tensor/npy.h"
 #include "tools/driver/gpu_code.h"
 #include "tools/driver/host_estimate.h"
+#include "tools/driver/output_paths.h"
 #include "tools/driver/run_summary.h"
 #include "tools/driver/tensor_format.h"
 
@@ -75,26 +76,6 @@ std::map<std::string, Tensor> bindInputs(const CompiledModel& compiled,
     tensors[input->name] = std::move(tensor);
   }
   return tensors;
-}
-
-// --output names a directory, made if it does not exist: a file there, or where one of its
-// parents should be, is a mistake on the command line, found before anything runs.
-void checkOutputDirOption(const std::string& dir) {
-  std::error_code ec;
-  for (std::filesystem::path path = dir; !path.empty(); path = path.parent_path()) {
-    std::filesystem::file_status status = std::filesystem::status(path, ec);
-    if (!std::filesystem::exists(status)) {
-      if (path == path.parent_path()) break;
-      continue;
-    }
-    if (std::filesystem::is_directory(status)) return;
-    if (path == std::filesystem::path(dir))
-      usageError(
-          "--output {}: this is a file, not a directory (--output DIR writes every "
-          "output as DIR/NAME.npy)",
-          dir);
-    usageError("--output {}: {} is a file, so no directory can be made there", dir, path.string());
-  }
 }
 
 // The --iterations loop, counted on screen: `while (timed.more())` runs the body N times.
@@ -221,6 +202,7 @@ void writeAllOrNothing(const std::vector<std::pair<std::string, std::string>>& s
 
 void stageText(const std::string& path, const std::string& text, const char* option,
                std::vector<std::pair<std::string, std::string>>& staged) {
+  makeParentDirs(option, path);
   std::string tmp = path + ".partial";
   std::ofstream file(tmp);
   file << text;
@@ -275,7 +257,12 @@ SimConfig simConfigOf(const CompiledModel& compiled) {
 
 int runModel(const RunOptions& options, std::ostream& out, std::ostream& err) {
   std::optional<GpuArch> arch = parseArchOption(options.compile.arch);
-  if (!options.outputDir.empty()) checkOutputDirOption(options.outputDir);
+  // Every path written after the run, checked before it: a mistake there costs no run.
+  if (!options.outputDir.empty())
+    checkOutputDirOption("--output", options.outputDir,
+                         " (--output DIR writes every output as DIR/NAME.npy)");
+  if (!options.reportPath.empty()) checkOutputFileOption("--report", options.reportPath);
+  if (!options.tracePath.empty()) checkOutputFileOption("--trace", options.tracePath);
   std::map<std::string, InputFile> files = parseInputOptions(options.inputs);
   CompileOptions compileOptions = options.compile;
   for (auto& [name, file] : files)

@@ -15,6 +15,7 @@
 #include "runtime/host/host_threads.h"
 #include "tensor/safetensors.h"
 #include "tools/driver/error_handling.h"
+#include "tools/driver/output_paths.h"
 #include "tools/driver/run_command.h"
 #include "tools/driver/tensorboard_events.h"
 #include "tools/driver/train_checkpoint.h"
@@ -71,6 +72,7 @@ class StepRecords {
  public:
   explicit StepRecords(const TrainOptions& options) : logPath_(options.logPath) {
     if (!logPath_.empty()) {
+      makeParentDirs("--log", logPath_);
       log_.emplace(logPath_);
       if (!*log_) runtimeError({}, "--log: cannot write {}", logPath_);
     }
@@ -121,6 +123,16 @@ void checkTrainOptions(const TrainOptions& options) {
   if (!options.optimizer.empty() && options.optimizer != "sgd" && options.optimizer != "adam" &&
       options.optimizer != "adamw")
     usageError("--optimizer {}: expected sgd, adam or adamw", options.optimizer);
+  // Every path written during or after training, checked before it: a mistake there would
+  // otherwise be found when the trained params are lost.
+  for (auto [option, path] : {std::pair{"--save", &options.savePath},
+                              {"--report", &options.reportPath},
+                              {"--trace", &options.tracePath},
+                              {"--log", &options.logPath}})
+    if (!path->empty()) checkOutputFileOption(option, *path);
+  for (auto [option, dir] : {std::pair{"--checkpoint", &options.checkpointDir},
+                             {"--tensorboard", &options.tensorboardDir}})
+    if (!dir->empty()) checkOutputDirOption(option, *dir);
 }
 
 // The command line's overrides, applied to the loaded model before the passes.
@@ -196,13 +208,50 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
   std::optional<TrainingData> val;
   if (!options.valPath.empty()) val.emplace(options.valPath, "--val");
 
-  // Compiles the step for batches of `rows` samples: the data binds the inputs' dims.
+  // The train: section, read from the model as the whole data set binds it.
+  ModelOptions modelOptions;
+  modelOptions.weightsPath = options.compile.weightsPath;
+  modelOptions.weightsPartial = options.compile.weightsPartial;
+  modelOptions.dims = parseDimOptions(options.compile.dims);
+  for (const auto& [name, array] : data.arrays())
+    modelOptions.givenInputs[name] = {data.path(), [shape = array.shape()] { return shape; }, true};
+  std::unique_ptr<Graph> model = loadModel(options.compile.modelPath, modelOptions);
+  TrainSettings settings = readSettings(*model, options);
+  int64_t batch = settings.batchSize;
+  if (batch > data.samples() && settings.dropLast)
+    throw Error(ErrorKind::Model, {data.path(), 0, 0},
+                fmt::format("--data: {} samples make no batch of {} with drop_last", data.samples(),
+                            batch));
+  // Labels a loss would find out of range mid-training, found now with their row.
+  data.checkClassTargets(*model);
+  if (val) val->checkClassTargets(*model);
+  model.reset();
+  int64_t wholeBatches = data.samples() / batch;
+  int64_t rest = settings.dropLast ? 0 : data.samples() % batch;
+
+  // The inputs of a batch of `rows` samples, as the data binds the model's dims; what makes
+  // that size is said when an input's fixed dim 0 differs.
+  auto batchInputs = [&](int64_t rows) {
+    std::string origin = rows == batch ? fmt::format("batch_size {}", batch)
+                         : wholeBatches == 0
+                             ? fmt::format("{} holds {} samples, fewer than batch_size {}",
+                                           data.path(), data.samples(), batch)
+                             : fmt::format(
+                                   "the last batch of an epoch: {} samples of {}, batch_size {}; "
+                                   "drop_last: true skips it",
+                                   rows, data.samples(), batch);
+    std::map<std::string, GivenInput> given;
+    for (const auto& [name, array] : data.arrays())
+      given[name] = {data.path(),
+                     [&data, name = name, rows] { return data.batchShape(name, rows); }, true,
+                     origin};
+    return given;
+  };
+  // Compiles the step for batches of `rows` samples.
   int compiles = 0;
   auto compileFor = [&](int64_t rows) {
     CompileOptions compile = options.compile;
-    for (const auto& [name, array] : data.arrays())
-      compile.givenInputs[name] = {
-          data.path(), [&data, name = name, rows] { return data.batchShape(name, rows); }, true};
+    compile.givenInputs = batchInputs(rows);
     compile.beforePasses = [&options](Graph& model) { applyOverrides(model, options); };
     // The notes of a compile (no GPU found, ...) are said once: the last batch's compile
     // would repeat them.
@@ -215,20 +264,12 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
     data.check(*compiled.graph);
     return std::make_unique<StepProgram>(std::move(compiled), &err);
   };
-
-  // The train: section, read from the model as the whole data set binds it.
-  ModelOptions modelOptions;
-  modelOptions.weightsPath = options.compile.weightsPath;
-  modelOptions.dims = parseDimOptions(options.compile.dims);
-  for (const auto& [name, array] : data.arrays())
-    modelOptions.givenInputs[name] = {data.path(), [shape = array.shape()] { return shape; }, true};
-  TrainSettings settings =
-      readSettings(*loadModel(options.compile.modelPath, modelOptions), options);
-  int64_t batch = settings.batchSize;
-  if (batch > data.samples() && settings.dropLast)
-    throw Error(ErrorKind::Model, {data.path(), 0, 0},
-                fmt::format("--data: {} samples make no batch of {} with drop_last", data.samples(),
-                            batch));
+  // The last, smaller batch is compiled when an epoch reaches it; whether the model takes it
+  // is known now, so that no training is lost to it (unless --steps stops before it).
+  if (rest > 0 && wholeBatches > 0 && (!settings.steps || *settings.steps > wholeBatches)) {
+    modelOptions.givenInputs = batchInputs(rest);
+    loadModel(options.compile.modelPath, modelOptions);
+  }
   TrainingSteps steps(compileFor, std::min(batch, data.samples()));
   // The validation set's forward, compiled now: a set the model cannot take is refused
   // before any step runs.
@@ -237,8 +278,6 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
     auto compile = [&](int64_t rows) { return compileForward(options, *val, rows); };
     validation.emplace(*val, compile, batch, settings.loss);
   }
-  int64_t wholeBatches = data.samples() / batch;
-  int64_t rest = settings.dropLast ? 0 : data.samples() % batch;
 
   int64_t step = 0;
   int64_t firstEpoch = 0;
@@ -293,9 +332,11 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
   }
   records.finish();
   writeLastStep(options, lastStep, steps.current().graph(), step, lastLoss);
-  if (!options.savePath.empty())
+  if (!options.savePath.empty()) {
+    makeParentDirs("--save", options.savePath);
     writeSafetensors(options.savePath,
                      modelParams(steps.current().graph(), steps.current().paramValues()));
+  }
   out << fmt::format("trained {} step{}; last loss {}", step, step == 1 ? "" : "s", lastLoss);
   if (validation) out << fmt::format("; validation loss {}", valLoss);
   out << "\n";

@@ -63,6 +63,30 @@ void TrainingData::check(const Graph& model) const {
   }
 }
 
+void TrainingData::checkClassTargets(const Graph& model) const {
+  for (const auto& [name, array] : arrays_) {
+    const Value* input = model.find(name);
+    if (!input || input->producer || !isInteger(array.dtype())) continue;
+    const int64_t perSample = array.numel() / samples_;
+    for (const Op* loss : model.users(input)) {
+      if ((loss->kind != OpKind::CrossEntropy && loss->kind != OpKind::NllLoss) ||
+          loss->operands.size() < 2 || loss->operands[1] != input)
+        continue;
+      const int64_t classes = loss->operands[0]->type.shape.at(1);
+      const int64_t ignoreIndex = loss->attrs.getInt("ignore_index", -100);
+      for (int64_t i = 0; i < array.numel(); ++i) {
+        const int64_t target = array.loadInt(i);
+        if ((target < 0 || target >= classes) && target != ignoreIndex)
+          fail(
+              fmt::format("array '{}', row {}: class {} is out of range [0, {}) of {} layer "
+                          "'{}' ({})",
+                          name, i / perSample, target, classes, opName(loss->kind),
+                          loss->layerName(), loss->loc.where()));
+      }
+    }
+  }
+}
+
 Shape TrainingData::batchShape(const std::string& name, int64_t rows) const {
   Shape shape = arrays_.at(name).shape();
   shape[0] = rows;

@@ -21,6 +21,10 @@ class TrainingData {
   // dtype and of its shape but dim 0, and no array is extra. A model error at the file,
   // naming the array, otherwise.
   void check(const Graph& model) const;
+  // Every class index the model's cross_entropy and nll_loss layers read from an array is in
+  // [0, classes) or their ignore_index: a model error at the file naming the array and the row
+  // otherwise (else found mid-training, in a batch's shuffled order).
+  void checkClassTargets(const Graph& model) const;
   const std::map<std::string, Tensor>& arrays() const { return arrays_; }
 
   int64_t samples() const { return samples_; }

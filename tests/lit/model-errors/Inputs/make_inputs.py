@@ -5,6 +5,9 @@ before the tests run and are committed; they are small and deterministic.
   fc-weight-4x2.safetensors    fc.weight as f32[4, 2]: the model's linear expects [4, 3]
   truncated.safetensors        a valid fc.weight f32[4, 3] file cut 8 bytes short
   unexpected-name.safetensors  fc.weight f32[4, 3] and fc.wieght, which no param is named
+  fc-weight-only.safetensors   fc.weight f32[4, 3] without fc.bias
+  module-prefixed.safetensors  fc.weight and fc.bias saved as DistributedDataParallel names
+                               them, module.fc.weight and module.fc.bias
 """
 import os
 
@@ -25,6 +28,9 @@ def main():
         f.write(whole[:-8])
     save_file({"fc.weight": weight(4, 3), "fc.wieght": weight(4, 3)},
               os.path.join(HERE, "unexpected-name.safetensors"))
+    save_file({"fc.weight": weight(4, 3)}, os.path.join(HERE, "fc-weight-only.safetensors"))
+    save_file({"module.fc.weight": weight(4, 3), "module.fc.bias": weight(1, 4)[0]},
+              os.path.join(HERE, "module-prefixed.safetensors"))
 
 
 if __name__ == "__main__":
