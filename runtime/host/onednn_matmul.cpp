@@ -199,6 +199,12 @@ void onednnSgemmConstantB(bool transA, bool transB, int64_t m, int64_t n, int64_
   run(shape, a, b, bias, c, &constant, post);
 }
 
+bool onednnPacksConstantB(bool transA, bool transB, int64_t m, int64_t n, int64_t k) {
+  MatmulShape shape = shapeOf(1, transA, transB, m, n, k, 1.0f, false);
+  shape.packedB = true;
+  return static_cast<bool>(preparedMatmul(shape).packB);
+}
+
 void onednnBatchedSgemm(int64_t batches, bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                         float scale, const float* a, const float* b, float* c) {
   if (batches == 0 || m == 0 || n == 0) return;

@@ -34,6 +34,11 @@ void onednnSgemmConstantB(bool transA, bool transB, int64_t m, int64_t n, int64_
                           const float* b, const float* bias, float* c, ConstantWeights& constant,
                           const GemmPostOps* post = nullptr);
 
+// Whether onednnSgemmConstantB keeps a packed copy of B for this shape: whether the primitive
+// prefers a layout of its own to B as given. It does for most shapes on AVX-512; with AVX2 it
+// takes many as they are, and then there is nothing to pack.
+bool onednnPacksConstantB(bool transA, bool transB, int64_t m, int64_t n, int64_t k);
+
 // C[i] = scale op(A[i]) op(B[i]) for i < batches, each matrix dense and row-major and the
 // matrices one after another (the host's attention: its scores and its weighted values).
 void onednnBatchedSgemm(int64_t batches, bool transA, bool transB, int64_t m, int64_t n, int64_t k,
