@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 
@@ -20,10 +19,16 @@
 #include "tools/driver/gpu_code.h"
 #include "tools/driver/host_estimate.h"
 #include "tools/driver/run_summary.h"
+#include "tools/driver/staged_files.h"
 #include "tools/driver/tensor_format.h"
 
 namespace gxc {
 namespace {
+
+// What a .npy file holds after its header: the tensor's bytes as they lie in memory.
+std::string_view tensorBytes(const Tensor& tensor) {
+  return {reinterpret_cast<const char*>(tensor.data()), tensor.nbytes()};
+}
 
 // An --input file, read once: for its shape when the model's symbolic dimensions need it
 // (frontend/symbolic_dims.h), else when the inputs are bound.
@@ -208,29 +213,6 @@ RunSummary cudaRunSummary(const CudaRunReport& report, const CompiledModel& comp
   return summary;
 }
 
-void writeAllOrNothing(const std::vector<std::pair<std::string, std::string>>& staged) {
-  for (const auto& [tmp, final] : staged) {
-    std::error_code ec;
-    std::filesystem::rename(tmp, final, ec);
-    if (ec) {
-      for (const auto& pair : staged) std::filesystem::remove(pair.first, ec);
-      runtimeError({}, "cannot write {}: {}", final, ec.message());
-    }
-  }
-}
-
-void stageText(const std::string& path, const std::string& text, const char* option,
-               std::vector<std::pair<std::string, std::string>>& staged) {
-  std::string tmp = path + ".partial";
-  std::ofstream file(tmp);
-  file << text;
-  if (!file.flush()) {
-    std::filesystem::remove(tmp);
-    runtimeError({}, "{}: cannot write {}", option, path);
-  }
-  staged.emplace_back(tmp, path);
-}
-
 RunSummary hostRunSummary(const HostRunStats& stats, const HostExecutor& executor) {
   RunSummary summary;
   summary.platform = "cpu";
@@ -312,15 +294,14 @@ int runModel(const RunOptions& options, std::ostream& out, std::ostream& err) {
   else
     run = runOnSim(compiled, inputs, options.iterations, launch);
 
-  std::vector<std::pair<std::string, std::string>> staged;
+  StagedFiles staged;
   if (!options.outputDir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(options.outputDir, ec);
     if (ec) runtimeError({}, "--output {}: {}", options.outputDir, ec.message());
     for (const auto& [name, tensor] : run.outputs) {
       std::string path = (std::filesystem::path(options.outputDir) / (name + ".npy")).string();
-      writeNpy(path + ".partial", tensor);
-      staged.emplace_back(path + ".partial", path);
+      staged.stage(path, {npyHeader(tensor), tensorBytes(tensor)}, "--output");
     }
   }
   if (!options.reportPath.empty()) {
@@ -329,10 +310,10 @@ int runModel(const RunOptions& options, std::ostream& out, std::ostream& err) {
     report["graph"] = graph.name();
     for (const auto& [name, tensor] : run.outputs)
       report["outputs"][name] = {{"dtype", dtypeName(tensor.dtype())}, {"shape", tensor.shape()}};
-    stageText(options.reportPath, report.dump(2) + "\n", "--report", staged);
+    staged.stage(options.reportPath, {report.dump(2) + "\n"}, "--report");
   }
-  if (!options.tracePath.empty()) stageText(options.tracePath, run.trace, "--trace", staged);
-  writeAllOrNothing(staged);
+  if (!options.tracePath.empty()) staged.stage(options.tracePath, {run.trace}, "--trace");
+  staged.commit();
 
   for (const GraphOutput& output : graph.outputs()) {
     const Tensor& tensor = run.outputs.at(output.name);
