@@ -31,12 +31,13 @@ std::string_view tensorBytes(const Tensor& tensor) {
 }
 
 // An --input file, read once: for its shape when the model's symbolic dimensions need it
-// (frontend/symbolic_dims.h), else when the inputs are bound.
+// (frontend/symbolic_dims.h), else when the inputs are bound, as the input's dtype (so that a
+// file of a dtype gxc lacks is told the astype to that one).
 struct InputFile {
   std::string path;
   std::optional<Tensor> tensor;
-  Tensor& read() {
-    if (!tensor) tensor = readNpy(path);
+  Tensor& read(std::optional<DType> expected = std::nullopt) {
+    if (!tensor) tensor = expected ? readNpy(path, *expected) : readNpy(path);
     return *tensor;
   }
 };
@@ -68,7 +69,7 @@ std::map<std::string, Tensor> bindInputs(const CompiledModel& compiled,
           *input, seed, bound == compiled.defaultInputBounds.end() ? 0 : bound->second);
       continue;
     }
-    Tensor& tensor = file->second.read();
+    Tensor& tensor = file->second.read(input->type.dtype);
     // Read again as the model's dtype: for the file's own message on a dtype it does not
     // match (a float64 file says how to save it as float32).
     if (tensor.dtype() != input->type.dtype) tensor = readNpy(file->second.path, input->type.dtype);
