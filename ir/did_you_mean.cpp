@@ -45,8 +45,8 @@ size_t spellingDistance(std::string_view a, std::string_view b) {
 
 std::optional<std::string_view> closestName(std::string_view given,
                                             std::span<const std::string_view> names) {
-  // A quarter of the letters: one slip in a short name, more in a long one, but never a
-  // different word of similar shape ("outputs" and "inputs" are 2 apart in 7 letters).
+  // A quarter of the letters: one slip in a short name, more in a long one, but no guess
+  // between short names of similar shape ("f8", NumPy's float64, is 2 from "f16").
   size_t limit = std::max<size_t>(1, normalized(given).size() / 4);
   std::optional<std::string_view> best;
   size_t bestDistance = limit + 1;

@@ -17,8 +17,8 @@ size_t spellingDistance(std::string_view a, std::string_view b);
 
 // The name in `names` closest to `given`, when it is at most max(1, L/4) edits away, L being
 // the length of `given` without '_' and '-' ("BatchNorm2d" -> "batch_norm", "--device" ->
-// "--devices"; "outputs" is not taken for "inputs", nor "convolution" for "conv2d"). Ties go to
-// the earlier name.
+// "--devices"; "f8" is not taken for "f16", "outputs" for "inputs", nor "convolution" for
+// "conv2d"). Ties go to the earlier name.
 std::optional<std::string_view> closestName(std::string_view given,
                                             std::span<const std::string_view> names);
 

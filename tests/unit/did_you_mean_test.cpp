@@ -14,7 +14,8 @@ TEST(DidYouMeanTest, DistanceIgnoresCaseAndSeparators) {
   EXPECT_EQ(spellingDistance("batch-size", "batch_size"), 0u);
   EXPECT_EQ(spellingDistance("relu", "rleu"), 1u);  // a swap of neighbours is one edit
   EXPECT_EQ(spellingDistance("device", "devices"), 1u);
-  EXPECT_EQ(spellingDistance("outputs", "inputs"), 2u);
+  EXPECT_EQ(spellingDistance("outputs", "inputs"), 3u);
+  EXPECT_EQ(spellingDistance("f8", "f16"), 2u);
   EXPECT_EQ(spellingDistance("", "abc"), 3u);
 }
 
@@ -31,6 +32,8 @@ TEST(DidYouMeanTest, SuggestsOnlyANearMiss) {
   EXPECT_EQ(closestName("outputs", kOps), std::nullopt);
   EXPECT_EQ(closestName("convolution", kOps), std::nullopt);
   EXPECT_EQ(closestName("x", kOps), std::nullopt);
+  constexpr std::string_view kDTypes[] = {"f16", "f32", "f64"};
+  EXPECT_EQ(closestName("f8", kDTypes), std::nullopt);  // NumPy's f8 is float64, not f16
   EXPECT_EQ(didYouMean("batchnorm", kOps), " (did you mean 'batch_norm'?)");
   EXPECT_EQ(didYouMean("convolution", kOps), "");
 }
