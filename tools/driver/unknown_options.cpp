@@ -1,5 +1,6 @@
 #include "tools/driver/unknown_options.h"
 
+#include <algorithm>
 #include <cctype>
 #include <string>
 #include <string_view>
@@ -54,8 +55,12 @@ void refuseUnknownOption(const CLI::App& app, std::span<const char* const> args)
     }
   }
   std::string prefix = command == &app ? "" : command->get_name() + ": ";
+  // Only what CLI11 could not place: "-ofile" is -o's value, "--lr -0.5" a negative number.
+  std::vector<std::string> leftover = app.remaining(true);
+  for (const std::string& arg : command->remaining(true)) leftover.push_back(arg);
   for (std::string_view arg : args) {
-    if (!looksLikeOption(arg)) continue;
+    if (!looksLikeOption(arg) || std::find(leftover.begin(), leftover.end(), arg) == leftover.end())
+      continue;
     std::string_view name = arg.substr(0, arg.find('='));  // --iterations=5
     if (takes(*command, name) || takes(app, name)) continue;
     std::vector<std::string> known = optionNames(*command);

@@ -11,9 +11,9 @@ namespace gxc {
 // Called when parsing `args` (argv without the program name) with `app` threw CLI::ExtrasError
 // (or, for an app of subcommands, CLI::RequiredError). When no subcommand was recognized, the
 // first word that is no option is refused: "unknown command 'rnu' (did you mean 'run'?)". When
-// an option (it starts with '-' and is no number) is one that neither `app` nor the subcommand
-// given takes, throws a usage error "SUBCOMMAND: unknown option '--device'" ending in
-// " (did you mean '--devices'?)", or naming the subcommand that does take it, or pointing at
+// an argument CLI11 left over is an option (it starts with '-', no number) that neither `app` nor
+// the subcommand given takes, throws a usage error "SUBCOMMAND: unknown option '--device'" ending
+// in " (did you mean '--devices'?)", or naming the subcommand that does take it, or pointing at
 // --help. Otherwise it returns and the caller reports CLI11's error.
 void refuseUnknownOption(const CLI::App& app, std::span<const char* const> args);
 
