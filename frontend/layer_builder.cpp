@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "frontend/model_builder.h"
+#include "ir/did_you_mean.h"
 #include "ir/infer_type.h"
 
 namespace gxc {
@@ -108,7 +109,7 @@ void checkAttrValue(const YamlReader& reader, const YamlNode& node, const std::s
   } else if (key == "dtype") {  // cast's target
     const auto& text = std::get<std::string>(value);
     if (!parseDType(text))
-      reader.fail(node, "{}: unknown dtype '{}' (f32, f64, f16, bf16, i32, i64, bool)", what, text);
+      reader.fail(node, "{}: unknown dtype '{}'{}", what, text, unknownDTypeHint(text));
   } else if (key == "eps") {
     if (!(std::get<double>(value) >= 0))
       reader.fail(node, "{}: eps must not be negative, got {}", what, std::get<double>(value));
@@ -290,8 +291,7 @@ void ModelBuilder::readLayer(const YamlNode& layer, std::optional<Device> scopeD
   std::string opText = reader_.scalar(opNode, "op");
   auto kind = parseOpKind(opText);
   if (!kind || !isModelOp(*kind))
-    reader_.fail(opNode, "{}: unknown op '{}' (ops: {})", what, opText,
-                 fmt::join(modelOpNames(), ", "));
+    reader_.fail(opNode, "{}: unknown op '{}'{}", what, opText, unknownOpHint(opText));
   std::vector<std::string_view> allowed = {"name", "op", "inputs", "device"};
   for (const AttrSpec& spec : opSchema(*kind).attrs)
     if (spec.name != "device" && !spec.compilerOnly) allowed.emplace_back(spec.name);

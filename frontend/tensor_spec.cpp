@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "frontend/model_builder.h"
+#include "ir/did_you_mean.h"
 
 namespace gxc {
 
@@ -52,8 +53,7 @@ TensorType ModelBuilder::tensorSpec(const YamlNode& spec, std::string_view what,
     std::string text = reader_.scalar(dtype, "dtype");
     auto parsed = parseDType(text);
     if (!parsed)
-      reader_.fail(dtype, "{}: unknown dtype '{}' (f32, f64, f16, bf16, i32, i64, bool)", what,
-                   text);
+      reader_.fail(dtype, "{}: unknown dtype '{}'{}", what, text, unknownDTypeHint(text));
     type.dtype = *parsed;
   }
   if (YamlNode place = spec["device"]) type.device = device(place, what);

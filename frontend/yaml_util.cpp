@@ -11,6 +11,8 @@
 
 #include <fmt/ranges.h>
 
+#include "ir/did_you_mean.h"
+
 namespace gxc {
 
 const char* nodeKindName(const YamlNode& node) {
@@ -38,9 +40,14 @@ void YamlReader::checkKeys(const YamlNode& map, std::span<const std::string_view
   checkUniqueKeys(map, what);
   for (const auto& entry : map) {
     const std::string& key = entry.first.scalar();
-    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
-      fail(entry.first, "unknown key '{}' in {} (expected one of: {})", key, what,
-           fmt::join(allowed, ", "));
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      std::string hint = didYouMean(key, allowed);
+      // PyTorch's `dim` is gxc's `axis`: too far apart for spelling to find.
+      if (key == "dim" && std::find(allowed.begin(), allowed.end(), "axis") != allowed.end())
+        hint = " (did you mean 'axis'?)";
+      if (hint.empty()) hint = fmt::format(" (expected one of: {})", fmt::join(allowed, ", "));
+      fail(entry.first, "unknown key '{}' in {}{}", key, what, hint);
+    }
   }
 }
 

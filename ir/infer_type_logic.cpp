@@ -1,5 +1,6 @@
 // Shape and dtype rules of the elementwise ops of any dtype: the comparisons, logical_and,
 // logical_or, logical_not, where, masked_fill and cast. Part of inferResultType (infer_type.h).
+#include "ir/did_you_mean.h"
 #include "ir/infer_type_rules.h"
 
 namespace gxc::infer {
@@ -71,7 +72,7 @@ TensorType inferAnyDTypeElementwise(const Op& op, TensorType result) {
     case OpKind::Cast: {
       std::string name = op.attrs.getString("dtype", "");
       auto dtype = parseDType(name);
-      if (!dtype) fail(op, "unknown dtype '{}' (f32, f64, f16, bf16, i32, i64, bool)", name);
+      if (!dtype) fail(op, "unknown dtype '{}'{}", name, unknownDTypeHint(name));
       result.shape = first.shape;
       result.dtype = *dtype;
       break;

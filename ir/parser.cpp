@@ -7,6 +7,7 @@
 
 #include <fmt/ranges.h>
 
+#include "ir/did_you_mean.h"
 #include "ir/lexer.h"
 #include "ir/verifier.h"
 
@@ -73,7 +74,7 @@ TensorType Parser::parseType() {
   } else {
     Token dtype = expect(TokenKind::Identifier, "a type such as f32[2,3] or ?");
     auto parsed = parseDType(dtype.text);
-    if (!parsed) fail(dtype.loc, "unknown dtype '{}'", dtype.text);
+    if (!parsed) fail(dtype.loc, "unknown dtype '{}'{}", dtype.text, unknownDTypeHint(dtype.text));
     type = TensorType::of(*parsed, {});
     expectPunct("[");
     while (!isPunct("]")) {
@@ -176,8 +177,7 @@ void Parser::parseOp() {
   Token kindToken = expect(TokenKind::Identifier, "an op name");
   auto kind = parseOpKind(kindToken.text);
   if (!kind)
-    fail(kindToken.loc, "unknown op '{}' (ops: param, {})", kindToken.text,
-         fmt::join(modelOpNames(), ", "));
+    fail(kindToken.loc, "unknown op '{}'{}", kindToken.text, unknownOpHint(kindToken.text));
   std::vector<Value*> operands;
   while (token_.kind == TokenKind::Percent) {
     operands.push_back(lookup(take()));

@@ -7,7 +7,8 @@
 # (bench/gpu_vs_pytorch.py, where python3 has torch; with Nsight Compute, the GEMM kernels
 # cuBLAS runs for gxc and for PyTorch side by side), and writes all of it to
 # bench/RESULTS-gpu.md with the GPU, its driver and the commit. Refuses, exit 2, on a machine
-# without a GPU; exits 1 when a test fails (the results file is written either way).
+# without a GPU, and in a git tree with uncommitted changes (the report would name a commit
+# its figures are not of); exits 1 when a test fails (the results file is written either way).
 #
 # Usage: scripts/gpu-check.sh [--build DIR] [--results FILE] [--work DIR]
 #   --build DIR     a CUDA build of gxc already made in DIR (at the path it was built in): used
@@ -35,6 +36,20 @@ if ! command -v nvidia-smi > /dev/null || ! gpus=$(nvidia-smi -L 2> /dev/null) \
   exit 2
 fi
 
+# The report names one commit: refused when the files differ from it (uncommitted or untracked
+# changes), since its figures would then be of code no commit holds.
+if git rev-parse --is-inside-work-tree > /dev/null 2>&1; then
+  if [ -n "$(git status --porcelain 2> /dev/null)" ]; then
+    echo "gpu-check: the git tree has uncommitted changes ('git status' lists them): the report" \
+      "names a commit, so commit or stash them first" >&2
+    exit 2
+  fi
+elif [ -z "${GXC_COMMIT:-}" ]; then
+  echo "gpu-check: this copy of gxc is no git tree, so the report could not name its commit:" \
+    "set GXC_COMMIT to the commit it is a clean copy of" >&2
+  exit 2
+fi
+
 if [ -z "$build" ]; then
   scripts/build.sh
   build=build
@@ -54,7 +69,7 @@ fi
 mkdir -p "$work"
 status=0
 # GXC_COMMIT names the commit of a build made elsewhere (--build), whose copy may have no .git.
-commit=${GXC_COMMIT:-$(git rev-parse --short HEAD 2> /dev/null || echo unknown)}
+commit=${GXC_COMMIT:-$(git rev-parse --short HEAD)}
 driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
 {
   echo "# gxc on a real GPU"

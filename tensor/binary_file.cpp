@@ -38,26 +38,41 @@ void InputFile::fail(int error) {
   modelError(SourceLoc{path_, 0, 0}, "cannot open: {}", std::strerror(error));
 }
 
-void writeAtomically(const std::string& path, const std::vector<std::string_view>& pieces) {
-  std::string tmp = path + ".tmp";
-  auto fail = [&](int fd) {
-    int error = errno;
-    if (fd >= 0) ::close(fd);
-    ::unlink(tmp.c_str());
-    runtimeError(SourceLoc{path, 0, 0}, "cannot write: {}", std::strerror(error));
+int writeWholeFile(const std::string& path, const std::vector<std::string_view>& pieces) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return errno;
+  // The reason is taken from the call that failed, before close or unlink can change errno; a
+  // write that makes no progress without an errno is reported as EIO, never as "Success".
+  auto fail = [&](int error) {
+    ::close(fd);
+    ::unlink(path.c_str());
+    return error != 0 ? error : EIO;
   };
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail(-1);
   for (std::string_view piece : pieces) {
     while (!piece.empty()) {
       ssize_t put = ::write(fd, piece.data(), piece.size());
       if (put < 0 && errno == EINTR) continue;
-      if (put <= 0) fail(fd);
+      if (put < 0) return fail(errno);
+      if (put == 0) return fail(EIO);
       piece.remove_prefix(static_cast<size_t>(put));
     }
   }
-  if (::close(fd) != 0) fail(-1);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) fail(-1);
+  if (::close(fd) != 0) {
+    int error = errno;
+    ::unlink(path.c_str());
+    return error != 0 ? error : EIO;
+  }
+  return 0;
+}
+
+void writeAtomically(const std::string& path, const std::vector<std::string_view>& pieces) {
+  std::string tmp = path + ".tmp";
+  int error = writeWholeFile(tmp, pieces);
+  if (error == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    error = errno;
+    ::unlink(tmp.c_str());
+  }
+  if (error != 0) runtimeError(SourceLoc{path, 0, 0}, "cannot write: {}", std::strerror(error));
 }
 
 }  // namespace gxc

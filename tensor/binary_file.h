@@ -30,6 +30,10 @@ class InputFile {
   uint64_t size_ = 0;
 };
 
+// Writes the pieces to `path` itself, created or truncated. Returns 0, or the errno of the call
+// that failed (never 0 for a failure), having removed the file.
+int writeWholeFile(const std::string& path, const std::vector<std::string_view>& pieces);
+
 // Writes the pieces to `path + ".tmp"` and renames it over `path`, so that a failed write
 // leaves nothing behind and readers never see half a file. Failure: a runtime error.
 void writeAtomically(const std::string& path, const std::vector<std::string_view>& pieces);

@@ -176,9 +176,15 @@ constexpr std::pair<std::string_view, DType> kDescrCodes[] = {
     {"f4", DType::F32}, {"f2", DType::F16}, {"V2", DType::BF16}, {"i4", DType::I32},
     {"i8", DType::I64}, {"f8", DType::F64}, {"b1", DType::Bool}};
 
+// NumPy dtypes gxc has no dtype for, which an astype makes readable: images come as uint8.
+constexpr std::pair<std::string_view, std::string_view> kConvertibleCodes[] = {
+    {"u1", "uint8"}, {"i1", "int8"},   {"u2", "uint16"},
+    {"i2", "int16"}, {"u4", "uint32"}, {"u8", "uint64"}};
+
 // The dtype a descr spells: '<', '=', '|' or no byte order are all little endian here (the only
-// order of the hosts gxc runs on); two raw bytes ('V2') are bf16.
-DType dtypeOfDescr(const PyValue& descr, const SourceLoc& loc) {
+// order of the hosts gxc runs on); two raw bytes ('V2') are bf16. `expected`, when known, is what
+// a file of a dtype gxc lacks is told to convert to.
+DType dtypeOfDescr(const PyValue& descr, const SourceLoc& loc, std::optional<DType> expected) {
   if (descr.kind != PyValue::Kind::Str)
     modelError(loc, "unsupported dtype {}: structured arrays are not supported", descr.text);
   std::string_view name = descr.str;
@@ -189,6 +195,16 @@ DType dtypeOfDescr(const PyValue& descr, const SourceLoc& loc) {
   if (!code.empty() && (code[0] == '<' || code[0] == '=' || code[0] == '|')) code.remove_prefix(1);
   for (auto [known, dtype] : kDescrCodes)
     if (code == known) return dtype;
+  for (auto [known, numpyName] : kConvertibleCodes) {
+    if (code != known) continue;
+    if (expected)
+      modelError(loc, "dtype '{}' ({}) is not one gxc reads; save with {}", name, numpyName,
+                 npyAstype(*expected));
+    modelError(loc,
+               "dtype '{}' ({}) is not one gxc reads; save it as the model input's dtype, such as "
+               "{}",
+               name, numpyName, npyAstype(DType::F32));
+  }
   modelError(loc,
              "unsupported dtype '{}' (gxc reads <f4, <f8, <f2, <i4, <i8, |b1, and <V2 as bf16)",
              name);
@@ -242,12 +258,12 @@ Tensor readNpyFrom(NpyByteSource& source, const SourceLoc& loc, std::optional<DT
     if (key != "descr" && key != "fortran_order" && key != "shape")
       modelError(loc, "malformed header: unexpected key '{}'", key);
 
-  DType dtype = dtypeOfDescr(headerField(header, "descr", loc), loc);
+  DType dtype = dtypeOfDescr(headerField(header, "descr", loc), loc, expected);
   if (expected && dtype == DType::F64 && *expected == DType::F32)
     modelError(loc,
                "dtype '{}' (float64, NumPy's default) does not match the expected f32; save with "
-               "x.astype(np.float32)",
-               headerField(header, "descr", loc).str);
+               "{}",
+               headerField(header, "descr", loc).str, npyAstype(DType::F32));
   if (expected && dtype != *expected)
     modelError(loc, "dtype '{}' ({}) does not match the expected {}",
                headerField(header, "descr", loc).str, dtypeName(dtype), dtypeName(*expected));
@@ -290,6 +306,27 @@ Tensor readNpyFrom(NpyByteSource& source, const SourceLoc& loc, std::optional<DT
 }
 
 }  // namespace
+
+std::string npyAstype(DType dtype) {
+  switch (dtype) {
+    case DType::F32:
+      return "x.astype(np.float32)";
+    case DType::F64:
+      return "x.astype(np.float64)";
+    case DType::F16:
+      return "x.astype(np.float16)";
+    case DType::BF16:
+      return "x.astype(ml_dtypes.bfloat16)";
+    case DType::I32:
+      return "x.astype(np.int32)";
+    case DType::I64:
+      return "x.astype(np.int64)";
+    case DType::Bool:
+      return "x.astype(np.bool_)";
+  }
+  GXC_CHECK(false, "npyAstype: dtype {} has no NumPy name", static_cast<int>(dtype));
+  return {};
+}
 
 Tensor readNpy(const std::string& path) {
   FileSource file(path);

@@ -39,6 +39,9 @@ Tensor readNpy(const std::string& path);
 // As above, but the file's dtype must be `expected` (a bf16 file may be spelled '<V2'/'|V2').
 Tensor readNpy(const std::string& path, DType expected);
 
+// The NumPy call that converts an array `x` to `dtype`, for messages: "x.astype(np.float32)".
+std::string npyAstype(DType dtype);
+
 // Writes `tensor` as a version 1.0 file (2.0 when the header needs it); bf16 as '<V2' raw
 // bits. The file appears complete or not at all: it is written to `path + ".tmp"` and renamed.
 // A failed write throws a gxc::Error of kind Runtime.

@@ -183,12 +183,36 @@ TEST_F(NpyTest, RefusesBigEndian) {
 }
 
 TEST_F(NpyTest, RefusesUnsupportedDtypes) {
-  EXPECT_EQ(refusal(npyBytes("{'descr': '<i2', 'fortran_order': False, 'shape': (2,), }",
-                             std::string(4, '\0'))),
-            "unsupported dtype '<i2' (gxc reads <f4, <f8, <f2, <i4, <i8, |b1, and <V2 as bf16)");
+  EXPECT_EQ(refusal(npyBytes("{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }",
+                             std::string(16, '\0'))),
+            "unsupported dtype '<c8' (gxc reads <f4, <f8, <f2, <i4, <i8, |b1, and <V2 as bf16)");
   EXPECT_EQ(refusal(npyBytes("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (), }",
                              std::string(4, '\0'))),
             "unsupported dtype [('a', '<f4')]: structured arrays are not supported");
+}
+
+// Images come as uint8, which gxc has no dtype for: the message is the astype that converts the
+// array to the input's dtype, or, where that is not known yet, the usual one.
+TEST_F(NpyTest, RefusesIntegerDtypesGxcLacksWithTheAstype) {
+  std::string file = writeFile(
+      "image.npy",
+      npyBytes("{'descr': '|u1', 'fortran_order': False, 'shape': (2,), }", std::string(2, '\0')));
+  EXPECT_EQ(modelErrorOf([&] { readNpy(file, DType::F32); }),
+            file +
+                ": error: dtype '|u1' (uint8) is not one gxc reads; save with "
+                "x.astype(np.float32)");
+  EXPECT_EQ(modelErrorOf([&] { readNpy(file, DType::I64); }),
+            file +
+                ": error: dtype '|u1' (uint8) is not one gxc reads; save with "
+                "x.astype(np.int64)");
+  EXPECT_EQ(modelErrorOf([&] { readNpy(file); }),
+            file +
+                ": error: dtype '|u1' (uint8) is not one gxc reads; save it as the model "
+                "input's dtype, such as x.astype(np.float32)");
+  EXPECT_EQ(refusal(npyBytes("{'descr': '<i2', 'fortran_order': False, 'shape': (2,), }",
+                             std::string(4, '\0'))),
+            "dtype '<i2' (int16) is not one gxc reads; save it as the model input's dtype, such "
+            "as x.astype(np.float32)");
 }
 
 TEST_F(NpyTest, RefusesTruncatedData) {

@@ -22,6 +22,7 @@
 #include "tools/driver/run_command.h"
 #include "tools/driver/terminal_progress.h"
 #include "tools/driver/train_command.h"
+#include "tools/driver/unknown_options.h"
 #include "tools/driver/version.h"
 
 namespace gxc {
@@ -210,6 +211,12 @@ int gxcMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
 
     try {
       app.parse(argc, argv);
+    } catch (const CLI::ExtrasError&) {
+      refuseUnknownOption(app, {argv + 1, static_cast<size_t>(argc - 1)});
+      throw;
+    } catch (const CLI::RequiredError&) {  // "A subcommand is required": was one misspelt?
+      refuseUnknownOption(app, {argv + 1, static_cast<size_t>(argc - 1)});
+      throw;
     } catch (const CLI::CallForHelp&) {
       out << app.help();
       return 0;

@@ -12,6 +12,7 @@
 #include "tools/driver/device_list.h"
 #include "tools/driver/error_handling.h"
 #include "tools/driver/gxc_cli.h"
+#include "tools/driver/unknown_options.h"
 #include "tools/driver/version.h"
 
 namespace gxc {
@@ -63,6 +64,9 @@ int gxcOptMain(int argc, const char* const* argv, std::ostream& out, std::ostrea
                    "unlimited); without it nothing is refused for size");
     try {
       app.parse(argc, argv);
+    } catch (const CLI::ExtrasError&) {
+      refuseUnknownOption(app, {argv + 1, static_cast<size_t>(argc - 1)});
+      throw;
     } catch (const CLI::CallForHelp&) {
       out << app.help();
       return 0;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 
@@ -21,18 +20,25 @@
 #include "tools/driver/host_estimate.h"
 #include "tools/driver/output_paths.h"
 #include "tools/driver/run_summary.h"
+#include "tools/driver/staged_files.h"
 #include "tools/driver/tensor_format.h"
 
 namespace gxc {
 namespace {
 
+// What a .npy file holds after its header: the tensor's bytes as they lie in memory.
+std::string_view tensorBytes(const Tensor& tensor) {
+  return {reinterpret_cast<const char*>(tensor.data()), tensor.nbytes()};
+}
+
 // An --input file, read once: for its shape when the model's symbolic dimensions need it
-// (frontend/symbolic_dims.h), else when the inputs are bound.
+// (frontend/symbolic_dims.h), else when the inputs are bound, as the input's dtype (so that a
+// file of a dtype gxc lacks is told the astype to that one).
 struct InputFile {
   std::string path;
   std::optional<Tensor> tensor;
-  Tensor& read() {
-    if (!tensor) tensor = readNpy(path);
+  Tensor& read(std::optional<DType> expected = std::nullopt) {
+    if (!tensor) tensor = expected ? readNpy(path, *expected) : readNpy(path);
     return *tensor;
   }
 };
@@ -64,7 +70,7 @@ std::map<std::string, Tensor> bindInputs(const CompiledModel& compiled,
           *input, seed, bound == compiled.defaultInputBounds.end() ? 0 : bound->second);
       continue;
     }
-    Tensor& tensor = file->second.read();
+    Tensor& tensor = file->second.read(input->type.dtype);
     // Read again as the model's dtype: for the file's own message on a dtype it does not
     // match (a float64 file says how to save it as float32).
     if (tensor.dtype() != input->type.dtype) tensor = readNpy(file->second.path, input->type.dtype);
@@ -189,30 +195,6 @@ RunSummary cudaRunSummary(const CudaRunReport& report, const CompiledModel& comp
   return summary;
 }
 
-void writeAllOrNothing(const std::vector<std::pair<std::string, std::string>>& staged) {
-  for (const auto& [tmp, final] : staged) {
-    std::error_code ec;
-    std::filesystem::rename(tmp, final, ec);
-    if (ec) {
-      for (const auto& pair : staged) std::filesystem::remove(pair.first, ec);
-      runtimeError({}, "cannot write {}: {}", final, ec.message());
-    }
-  }
-}
-
-void stageText(const std::string& path, const std::string& text, const char* option,
-               std::vector<std::pair<std::string, std::string>>& staged) {
-  makeParentDirs(option, path);
-  std::string tmp = path + ".partial";
-  std::ofstream file(tmp);
-  file << text;
-  if (!file.flush()) {
-    std::filesystem::remove(tmp);
-    runtimeError({}, "{}: cannot write {}", option, path);
-  }
-  staged.emplace_back(tmp, path);
-}
-
 RunSummary hostRunSummary(const HostRunStats& stats, const HostExecutor& executor) {
   RunSummary summary;
   summary.platform = "cpu";
@@ -299,15 +281,14 @@ int runModel(const RunOptions& options, std::ostream& out, std::ostream& err) {
   else
     run = runOnSim(compiled, inputs, options.iterations, launch);
 
-  std::vector<std::pair<std::string, std::string>> staged;
+  StagedFiles staged;
   if (!options.outputDir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(options.outputDir, ec);
     if (ec) runtimeError({}, "--output {}: {}", options.outputDir, ec.message());
     for (const auto& [name, tensor] : run.outputs) {
       std::string path = (std::filesystem::path(options.outputDir) / (name + ".npy")).string();
-      writeNpy(path + ".partial", tensor);
-      staged.emplace_back(path + ".partial", path);
+      staged.stage(path, {npyHeader(tensor), tensorBytes(tensor)}, "--output");
     }
   }
   if (!options.reportPath.empty()) {
@@ -316,10 +297,10 @@ int runModel(const RunOptions& options, std::ostream& out, std::ostream& err) {
     report["graph"] = graph.name();
     for (const auto& [name, tensor] : run.outputs)
       report["outputs"][name] = {{"dtype", dtypeName(tensor.dtype())}, {"shape", tensor.shape()}};
-    stageText(options.reportPath, report.dump(2) + "\n", "--report", staged);
+    staged.stage(options.reportPath, {report.dump(2) + "\n"}, "--report");
   }
-  if (!options.tracePath.empty()) stageText(options.tracePath, run.trace, "--trace", staged);
-  writeAllOrNothing(staged);
+  if (!options.tracePath.empty()) staged.stage(options.tracePath, {run.trace}, "--trace");
+  staged.commit();
 
   for (const GraphOutput& output : graph.outputs()) {
     const Tensor& tensor = run.outputs.at(output.name);

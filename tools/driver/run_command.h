@@ -42,13 +42,6 @@ CudaRunOptions cudaRunOptionsOf(const CompiledModel& compiled, std::ostream& not
 RunSummary cudaRunSummary(const CudaRunReport& report, const CompiledModel& compiled,
                           const KernelCacheStats& kernels);
 
-// Output files are written as PATH.partial (stageText, which names `option` when it cannot),
-// then renamed all together once every one was written (writeAllOrNothing): a failure leaves
-// none of them behind.
-void stageText(const std::string& path, const std::string& text, const char* option,
-               std::vector<std::pair<std::string, std::string>>& staged);
-void writeAllOrNothing(const std::vector<std::pair<std::string, std::string>>& staged);
-
 // Returns the exit status; results go to `out`, notes and the summary to `err`.
 int runModel(const RunOptions& options, std::ostream& out, std::ostream& err);
 

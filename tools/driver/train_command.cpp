@@ -17,6 +17,7 @@
 #include "tools/driver/error_handling.h"
 #include "tools/driver/output_paths.h"
 #include "tools/driver/run_command.h"
+#include "tools/driver/staged_files.h"
 #include "tools/driver/tensorboard_events.h"
 #include "tools/driver/train_checkpoint.h"
 #include "tools/driver/train_data.h"
@@ -187,17 +188,17 @@ std::unique_ptr<StepProgram> compileForward(const TrainOptions& options, const T
 // --report and --trace: what the last step's run reported, both files or neither.
 void writeLastStep(const TrainOptions& options, const StepRecord& last, const Graph& graph,
                    int64_t step, double loss) {
-  std::vector<std::pair<std::string, std::string>> staged;
+  StagedFiles staged;
   if (!options.reportPath.empty()) {
     nlohmann::json report = summaryJson(last.summary);
     report["model"] = options.compile.modelPath;
     report["graph"] = graph.name();
     report["step"] = step;
     report["loss"] = loss;
-    stageText(options.reportPath, report.dump(2) + "\n", "--report", staged);
+    staged.stage(options.reportPath, {report.dump(2) + "\n"}, "--report");
   }
-  if (!options.tracePath.empty()) stageText(options.tracePath, last.trace, "--trace", staged);
-  writeAllOrNothing(staged);
+  if (!options.tracePath.empty()) staged.stage(options.tracePath, {last.trace}, "--trace");
+  staged.commit();
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "runtime/param_init.h"
+#include "tensor/npy.h"
 #include "tensor/npz.h"
 
 namespace gxc {
@@ -54,12 +55,15 @@ void TrainingData::check(const Graph& model) const {
     bool sameShape = tensor.shape().size() == input->type.shape.size();
     for (size_t d = 1; sameShape && d < tensor.shape().size(); ++d)
       sameShape = tensor.shape()[d] == input->type.shape[d];
-    if (tensor.dtype() != input->type.dtype || !sameShape)
+    // Another dtype gets the astype that fixes it, as a .npy input does (tensor/npy.h).
+    bool sameDType = tensor.dtype() == input->type.dtype;
+    if (!sameDType || !sameShape)
       fail(
           fmt::format("array '{}' is {}{}, but input '{}' is {} ({}); dim 0 counts the "
-                      "samples",
+                      "samples{}",
                       name, dtypeName(tensor.dtype()), shapeString(tensor.shape()), name,
-                      input->type.withoutDevice(), input->loc.where()));
+                      input->type.withoutDevice(), input->loc.where(),
+                      sameDType ? "" : "; save with " + npyAstype(input->type.dtype)));
   }
 }
 
