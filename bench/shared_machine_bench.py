@@ -13,9 +13,9 @@ Two networks of tests/onnx/export_networks.py: a small one, the GPT-2-style deco
 sequence 16 (a fraction of a millisecond an iteration), and a large one, ResNet-18 at batch 8,
 3x64x64 (tens of milliseconds). Each run, for each network, times in turn:
 - quiet: `gxc run NET.onnx --devices cpu --iterations N --report FILE` (one warm-up, N timed
-  iterations, the report's p50), then ONNX Runtime on the same model and inputs (CPU execution
-  provider, intra_op_num_threads = T, one inter-op thread; three warm-up calls, the median of
-  N calls);
+  iterations, the report's p50), then ONNX Runtime on the same model and inputs, timed as
+  bench/onnx_networks_vs_ort.py times it (a session on the CPU execution provider,
+  intra_op_num_threads = T, one inter-op thread; three warm-up calls, the median of N calls);
 - loaded: the same two, while a competing process spins on one core (a busy loop in a child
   Python process, started before and stopped after each side's timing).
 T is --threads, or else the cores the process may run on (its CPU affinity): gxc then runs with
@@ -43,6 +43,8 @@ import time
 
 import numpy as np
 import onnxruntime
+
+from onnx_networks_vs_ort import time_ort  # the same timing of ONNX Runtime (this folder)
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 LIMIT = 1.5  # gxc's slowdown under load, as a multiple of ONNX Runtime's
@@ -92,17 +94,6 @@ def time_gxc(gxc, model, input_files, iterations, threads):
         return json.loads(report.read_text())["iteration_ms"]["p50"]
 
 
-def time_ort(session, inputs, iterations):
-    for _ in range(3):
-        session.run(None, inputs)
-    times = []
-    for _ in range(iterations):
-        start = time.perf_counter()
-        session.run(None, inputs)
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
-
-
 def parse_arguments():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--gxc", default=str(ROOT / "build" / "gxc"))
@@ -133,18 +124,13 @@ def main():
             for input_name, value in inputs.items():
                 files[input_name] = pathlib.Path(folder) / f"{name}-{input_name}.npy"
                 np.save(files[input_name], value)
-            options = onnxruntime.SessionOptions()
-            options.intra_op_num_threads = threads
-            options.inter_op_num_threads = 1
-            session = onnxruntime.InferenceSession(str(model), options,
-                                                   providers=["CPUExecutionProvider"])
             times = {side: {"quiet": [], "loaded": []} for side in ("gxc", "ort")}
             for run in range(args.runs):
                 for load in ("quiet", "loaded"):
                     for side in ("gxc", "ort"):
                         measure = (lambda: time_gxc(gxc, model, files, args.iterations,
                                                     args.threads)) if side == "gxc" else (
-                            lambda: time_ort(session, inputs, args.iterations))
+                            lambda: time_ort(model, inputs, args.iterations, threads)[0])
                         if load == "loaded":
                             with CompetingProcess():
                                 times[side][load].append(measure())
