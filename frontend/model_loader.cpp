@@ -127,10 +127,10 @@ ModelBuilder::ModelBuilder(const std::string& fileName, const std::string& baseD
     : reader_(fileName),
       baseDir_(baseDir),
       weightsOverride_(options.weightsPath),
-      weightsPartial_(options.weightsPartial),
       dimOverrides_(options.dims),
       givenInputs_(options.givenInputs),
-      inMemoryWeights_(options.inMemoryWeights) {}
+      inMemoryWeights_(options.inMemoryWeights),
+      weightsPartial_(options.weightsPartial) {}
 
 void ModelBuilder::define(const std::string& name, const YamlNode& node) {
   auto previous = definedAt_.find(name);

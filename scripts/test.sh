@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs the whole test suite: GoogleTest and lit through
-# ctest; then ONNX's backend node tests through build/gxc on cpu and sim, in the Python venv of
-# scripts/python-env.sh (tests/onnx/run_node_tests.py, which docs/onnx.md must agree with); then
-# the same suite in a build without CUDA, which must run every test the first one ran except
-# those that need NVRTC or the CUDA toolkit, and list those as skipped
+# Installs what is missing, builds, and runs the whole test suite: GoogleTest (in shards) and
+# lit through ctest; then ONNX's backend node tests through build/gxc on cpu and sim, in the
+# Python venv of scripts/python-env.sh (tests/onnx/run_node_tests.py, which docs/onnx.md must
+# agree with); then the same suite in a build without CUDA, which must run every test the first
+# one ran except those that need NVRTC or the CUDA toolkit, and list those as skipped
 # (tests/compare_cuda_builds.py); then the unit tests again under AddressSanitizer (leaks
-# included: a failed run must free everything) and the runtime's tests under ThreadSanitizer
-# (sim streams are threads, and so
-# is the redraw of the progress line); then the parsers' libFuzzer targets for a bounded time.
+# included: a failed run must free everything) and the threaded runtime's tests under
+# ThreadSanitizer (sim streams are threads, and so is the redraw of the progress line); then the
+# parsers' libFuzzer targets for a bounded time. The builds after the first share its kernel
+# cache (tests/CMakeLists.txt), so each generated kernel is compiled for the host once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Every gxc the tests run verifies the IR after each pass (passes/pass_manager.h), the ONNX
 # node tests' and the fuzzers' too.
 export GXC_VERIFY_EACH_PASS=1
+# ccache (scripts/install-deps.sh installs it) gives the build without CUDA the first build's
+# objects, for every source that compiles the same way in both (tests/CMakeLists.txt): paths
+# in the checkout are hashed relative to the build folder, and the folder itself is not hashed
+# (the objects' line tables then name the first build's folder, which only a debugger reads).
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 # The venvs first: the build's configure step finds in them the Pythons of the onnx_networks
 # and train_fixtures tests.
 scripts/install-deps.sh
@@ -30,7 +36,9 @@ onnx_min_pass=705 # tests that must pass on each platform (onnx 1.23.2)
 .venv/bin/python tests/onnx/runner_selftest.py build/onnx-node-tests
 
 echo "== the suite in a build without CUDA"
-cmake -S . -B build-nocuda -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGXC_WITH_CUDA=OFF > /dev/null
+kernel_cache="$PWD/build/kernel-cache"
+cmake -S . -B build-nocuda -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGXC_WITH_CUDA=OFF \
+  -DGXC_TEST_KERNEL_CACHE="$kernel_cache" > /dev/null
 cmake --build build-nocuda -j "$jobs" --target gxc gxc-opt gxc_unit_tests gxc_fuzz_replays \
   write_tensorboard_sample
 # train_fixtures checks the PyTorch reference's own files and runs no gxc: the first pass ran it.
@@ -39,7 +47,10 @@ cmake --build build-nocuda -j "$jobs" --target gxc gxc-opt gxc_unit_tests gxc_fu
 python3 tests/compare_cuda_builds.py --not-rerun train_fixtures build build-nocuda
 
 echo "== unit tests under AddressSanitizer"
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGXC_SANITIZE=address > /dev/null
+# Without CUDA, as the ThreadSanitizer build below: no GPU runs the cuda platform's code here,
+# and its sources would only lengthen the build.
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGXC_SANITIZE=address \
+  -DGXC_WITH_CUDA=OFF -DGXC_TEST_KERNEL_CACHE="$kernel_cache" > /dev/null
 cmake --build build-asan -j "$jobs" --target gxc_unit_tests
 # intercept_tls_get_addr=0: GCC 12's sanitizer runtime takes a dynamic TLS block that malloc
 # happens to place at one offset in a page for glibc 2.19's layout, reads a bogus range from the
@@ -50,16 +61,20 @@ cmake --build build-asan -j "$jobs" --target gxc_unit_tests
 # The emulated GPU launches run each CUDA thread as a ucontext fiber on stacks of their own,
 # which the sanitizers' runtimes do not follow without fiber annotations (AddressSanitizer
 # "doesn't fully support makecontext/swapcontext"): those tests run in the plain build only.
-ASAN_OPTIONS=intercept_tls_get_addr=0 build-asan/tests/gxc_unit_tests --gtest_brief=1 \
-  --gtest_filter='-*EmulatedLaunch*:*emulated*:*Emulated*'
+# The unit test shards through ctest, two at a time as in the first build; GoogleTest reads the
+# filter from GTEST_FILTER.
+(cd build-asan && ASAN_OPTIONS=intercept_tls_get_addr=0 \
+  GTEST_FILTER='-*EmulatedLaunch*:*emulated*:*Emulated*' \
+  ctest --output-on-failure -j "$jobs" -R '^unit_tests_')
 
-echo "== runtime tests under ThreadSanitizer"
-# Without CUDA: the tests it runs are the host's and sim's, and the CUDA sources would only
-# lengthen the build.
+echo "== the threaded runtime's tests under ThreadSanitizer"
+# gxc_thread_tests: the unit tests of sim streams, the executed plan and the progress line
+# (tests/CMakeLists.txt), without the rest of the suite's sources. Without CUDA, as above.
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGXC_SANITIZE=thread \
-  -DGXC_WITH_CUDA=OFF > /dev/null
-cmake --build build-tsan -j "$jobs" --target gxc_unit_tests
-TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" build-tsan/tests/gxc_unit_tests --gtest_brief=1 \
+  -DGXC_WITH_CUDA=OFF -DGXC_TEST_KERNEL_CACHE="$kernel_cache" > /dev/null
+cmake --build build-tsan -j "$jobs" --target gxc_thread_tests
+TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" build-tsan/tests/gxc_thread_tests \
+  --gtest_brief=1 \
   --gtest_filter='Sim*:*PlatformEquivalence*:*ExecutedPlan*:TerminalProgressThread*-*emulated*:*Emulated*'
 
 echo "== fuzzing the parsers for a bounded time (libFuzzer, clang-14)"

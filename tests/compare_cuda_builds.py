@@ -5,7 +5,9 @@ that need NVRTC, the CUDA toolkit or a GPU, and that it lists those as skipped, 
 Usage: compare_cuda_builds.py [--not-rerun NAME]... WITH_CUDA_BUILD WITHOUT_CUDA_BUILD
 
 Each build folder holds ctest.xml, the JUnit report of `ctest --output-junit ctest.xml` run
-there (scripts/test.sh runs both). Tests are matched by name. The rules:
+there (scripts/test.sh runs both), and tests/unit-results/, GoogleTest's XML report of each
+shard of the unit tests that ctest ran (tests/CMakeLists.txt): a unit test is matched by its
+own name, "Prefix/Suite.Test/param", not by its shard's. Tests are matched by name. The rules:
   - a test that ran in the CUDA build runs in the other, or skips there saying that gxc was
     built without CUDA (it needs NVRTC);
   - a test of tests/unit/cuda_*.cpp, which only a CUDA build compiles, is covered by its
@@ -29,24 +31,41 @@ import xml.etree.ElementTree as ElementTree
 WITHOUT_CUDA = "built without CUDA"
 
 
+UNIT_SHARD = re.compile(r"unit_tests_\d+_of_\d+")
+
+
 def ctest_results(build):
-    """name -> (status, output) from BUILD/ctest.xml; status is run, fail or notrun."""
+    """name -> (status, output) from BUILD/ctest.xml, each unit test shard replaced by the tests
+    it ran; status is run, fail or notrun."""
     report = pathlib.Path(build) / "ctest.xml"
     if not report.exists():
         sys.exit(f"compare_cuda_builds: {report} is missing; run `ctest --output-junit ctest.xml` "
                  f"in {build} first")
     results = {}
     for case in ElementTree.parse(report).getroot().iter("testcase"):
-        # ctest names a value-parameterized test by its printed parameter, which for a struct
-        # without a printer is its bytes, pointers included, so they differ between builds:
-        # such names are told apart by their order instead, which both builds share.
-        name = case.get("name").split("  # GetParam() = ")[0].strip()
-        name = re.sub(r"(\d+-byte object) <[^>]*>", r"\1", name)
-        unique, k = name, 1
-        while unique in results:
-            k += 1
-            unique = f"{name} #{k}"
-        results[unique] = (case.get("status"), case.findtext("system-out") or "")
+        name = case.get("name")
+        status, output = case.get("status"), case.findtext("system-out") or ""
+        if UNIT_SHARD.fullmatch(name) and status != "fail":
+            results.update(unit_results(pathlib.Path(build) / "tests" / "unit-results" /
+                                        f"{name}.xml"))
+        results[name] = (status, output)
+    return results
+
+
+def unit_results(report):
+    """name -> (status, output) of the tests of one unit test shard, from GoogleTest's report."""
+    if not report.exists():
+        sys.exit(f"compare_cuda_builds: {report} is missing, though ctest ran its shard")
+    results = {}
+    for case in ElementTree.parse(report).getroot().iter("testcase"):
+        name = f"{case.get('classname')}.{case.get('name')}"
+        skipped = case.find("skipped")
+        if case.find("failure") is not None:
+            results[name] = ("fail", "".join(case.find("failure").itertext()))
+        elif case.get("result") == "skipped" or skipped is not None:
+            results[name] = ("notrun", skipped.get("message", "") if skipped is not None else "")
+        else:
+            results[name] = ("run", "")
     return results
 
 
@@ -56,16 +75,23 @@ def test_of(name):
     return f"{suite}.{test.split('/')[0]}"
 
 
-def source_files(build):
-    """gtest name -> the source file that defines it, for the unit tests of BUILD."""
+def unit_tests(build):
+    """Full gtest name -> the source file that defines it, for every unit test BUILD has."""
     binary = pathlib.Path(build) / "tests" / "gxc_unit_tests"
     with tempfile.TemporaryDirectory() as folder:
         listing = pathlib.Path(folder) / "tests.json"
         subprocess.run([str(binary), "--gtest_list_tests", f"--gtest_output=json:{listing}"],
                        check=True, stdout=subprocess.DEVNULL)
         suites = json.loads(listing.read_text())["testsuites"]
-    return {test_of(f"{suite['name']}.{test['name']}"): pathlib.Path(test["file"]).name
+    return {f"{suite['name']}.{test['name']}": pathlib.Path(test["file"]).name
             for suite in suites for test in suite["testsuite"]}
+
+
+def unreported(build, results):
+    """The unit tests BUILD has that no shard's report lists: a shard count the reports do not
+    share, or a shard that ran fewer tests than it was given."""
+    return [f"{name}: in {build}'s unit tests, in no shard's report"
+            for name in unit_tests(build) if name not in results]
 
 
 def main():
@@ -76,8 +102,8 @@ def main():
     args = parser.parse_args()
     with_cuda, without_cuda = args.with_cuda, args.without_cuda
     a, b = ctest_results(with_cuda), ctest_results(without_cuda)
-    files = source_files(with_cuda)
-    problems = []
+    files = {test_of(name): file for name, file in unit_tests(with_cuda).items()}
+    problems = unreported(with_cuda, a) + unreported(without_cuda, b)
     for name in args.not_rerun:
         if a.get(name, ("missing",))[0] != "run":
             problems.append(f"{name}: named by --not-rerun, but it did not run with CUDA")

@@ -26,10 +26,10 @@ config.substitutions.append(
     ("%fixtures", os.path.join(config.gxc_source_dir, "tests", "fixtures", "models")))
 config.environment["PATH"] = os.pathsep.join(
     [config.gxc_binary_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
-# One kernel cache in the build tree for the whole suite: host builds of generated kernels are
-# shared between tests and never written to the user's cache. A test of the cache itself sets
-# its own GXC_CACHE_DIR.
-config.environment["GXC_CACHE_DIR"] = os.path.join(config.gxc_binary_dir, "kernel-cache")
+# One kernel cache for the whole suite (GXC_TEST_KERNEL_CACHE, in the build tree unless the
+# build names another): host builds of generated kernels are shared between tests and never
+# written to the user's cache. A test of the cache itself sets its own GXC_CACHE_DIR.
+config.environment["GXC_CACHE_DIR"] = config.gxc_kernel_cache
 # The IR verifier after every pass, not only after the last (passes/pass_manager.h).
 config.environment["GXC_VERIFY_EACH_PASS"] = "1"
 
