@@ -14,11 +14,6 @@ cd "$(dirname "$0")/.."
 # Every gxc the tests run verifies the IR after each pass (passes/pass_manager.h), the ONNX
 # node tests' and the fuzzers' too.
 export GXC_VERIFY_EACH_PASS=1
-# ccache (scripts/install-deps.sh installs it) gives the build without CUDA the first build's
-# objects, for every source that compiles the same way in both (tests/CMakeLists.txt): paths
-# in the checkout are hashed relative to the build folder, and the folder itself is not hashed
-# (the objects' line tables then name the first build's folder, which only a debugger reads).
-export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 # The venvs first: the build's configure step finds in them the Pythons of the onnx_networks
 # and train_fixtures tests.
 scripts/install-deps.sh
@@ -48,8 +43,11 @@ python3 tests/compare_cuda_builds.py --not-rerun train_fixtures build build-nocu
 
 echo "== unit tests under AddressSanitizer"
 # Without CUDA, as the ThreadSanitizer build below: no GPU runs the cuda platform's code here,
-# and its sources would only lengthen the build.
+# and its sources would only lengthen the build. Every library is instrumented, the tests' own
+# sources are not (GXC_SANITIZE_ONLY, CMakeLists.txt: ccache has them from the build without
+# CUDA); LeakSanitizer follows every allocation either way.
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGXC_SANITIZE=address \
+  -DGXC_SANITIZE_ONLY="ir;tensor;target;frontend;passes;codegen;runtime;tools" \
   -DGXC_WITH_CUDA=OFF -DGXC_TEST_KERNEL_CACHE="$kernel_cache" > /dev/null
 cmake --build build-asan -j "$jobs" --target gxc_unit_tests
 # intercept_tls_get_addr=0: GCC 12's sanitizer runtime takes a dynamic TLS block that malloc
@@ -70,8 +68,12 @@ cmake --build build-asan -j "$jobs" --target gxc_unit_tests
 echo "== the threaded runtime's tests under ThreadSanitizer"
 # gxc_thread_tests: the unit tests of sim streams, the executed plan and the progress line
 # (tests/CMakeLists.txt), without the rest of the suite's sources. Without CUDA, as above.
+# Only the code that runs threads, and the kernels' host builds they load, are instrumented
+# (GXC_SANITIZE_ONLY, CMakeLists.txt): the frontend and the passes run before any thread starts,
+# and ccache has them from the build without CUDA.
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGXC_SANITIZE=thread \
-  -DGXC_WITH_CUDA=OFF -DGXC_TEST_KERNEL_CACHE="$kernel_cache" > /dev/null
+  -DGXC_SANITIZE_ONLY="ir;codegen;runtime;tests" -DGXC_WITH_CUDA=OFF \
+  -DGXC_TEST_KERNEL_CACHE="$kernel_cache" > /dev/null
 cmake --build build-tsan -j "$jobs" --target gxc_thread_tests
 TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" build-tsan/tests/gxc_thread_tests \
   --gtest_brief=1 \
