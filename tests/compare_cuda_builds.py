@@ -87,11 +87,11 @@ def unit_tests(build):
             for suite in suites for test in suite["testsuite"]}
 
 
-def unreported(build, results):
-    """The unit tests BUILD has that no shard's report lists: a shard count the reports do not
+def unreported(build, listed, results):
+    """The unit tests BUILD lists that no shard's report has: a shard count the reports do not
     share, or a shard that ran fewer tests than it was given."""
     return [f"{name}: in {build}'s unit tests, in no shard's report"
-            for name in unit_tests(build) if name not in results]
+            for name in listed if name not in results]
 
 
 def main():
@@ -102,8 +102,9 @@ def main():
     args = parser.parse_args()
     with_cuda, without_cuda = args.with_cuda, args.without_cuda
     a, b = ctest_results(with_cuda), ctest_results(without_cuda)
-    files = {test_of(name): file for name, file in unit_tests(with_cuda).items()}
-    problems = unreported(with_cuda, a) + unreported(without_cuda, b)
+    listed_a, listed_b = unit_tests(with_cuda), unit_tests(without_cuda)
+    files = {test_of(name): file for name, file in listed_a.items()}
+    problems = unreported(with_cuda, listed_a, a) + unreported(without_cuda, listed_b, b)
     for name in args.not_rerun:
         if a.get(name, ("missing",))[0] != "run":
             problems.append(f"{name}: named by --not-rerun, but it did not run with CUDA")
