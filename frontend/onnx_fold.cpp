@@ -6,6 +6,9 @@
 // host, and their results become the attributes of the layers that read them, never tensor
 // ops. Any node of these ops whose inputs are all known is folded the same way, in the
 // dtype's own arithmetic (integers exactly, floats in double, then rounded to the dtype).
+// Exporters also write a floor division of sizes as Div followed by a rounding fix-up (Less,
+// Xor, Mod, Equal, Not, And, Sub, Where): those ops fold too, Mod and Xor only here (gxc has
+// no layer for them).
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -257,6 +260,29 @@ std::optional<Tensor> foldArithmetic(OnnxNode& node, const std::vector<const Ten
           return a / b;  // ONNX divides integers truncating, as C++ does
         },
         std::divides<double>(), dtype);
+  if (op == "Mod") {
+    // fmod = 0: the remainder takes the divisor's sign, as Python's % (integers only);
+    // fmod = 1: the dividend's, as C's fmod. Exporters write `//` on sizes as Div and a Mod
+    // that corrects its rounding.
+    const bool cStyle = node.intAttr("fmod", 0) != 0;
+    if (!cStyle && !isIntegral(dtype)) node.fail("fmod = 0 on floats (ONNX requires fmod = 1)");
+    return binary(
+        [&](int64_t a, int64_t b) {
+          if (b == 0) node.fail("an integer remainder by zero");
+          int64_t r = a % b;
+          return !cStyle && r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+        },
+        [](double a, double b) { return std::fmod(a, b); }, dtype);
+  }
+  if (op == "Pow")
+    return binary(
+        [&](int64_t a, int64_t b) {
+          if (b < 0) node.fail("an integer to a negative power");
+          int64_t r = 1;
+          for (int64_t k = 0; k < b; ++k) r *= a;
+          return r;
+        },
+        [](double a, double b) { return std::pow(a, b); }, dtype);
   if (op == "Min" && in.size() == 2)
     return binary([](int64_t a, int64_t b) { return std::min(a, b); },
                   [](double a, double b) { return std::fmin(a, b); }, dtype);
@@ -269,6 +295,13 @@ std::optional<Tensor> foldArithmetic(OnnxNode& node, const std::vector<const Ten
   if (op == "And")
     return binary(std::logical_and<int64_t>(), std::logical_and<double>(), DType::Bool);
   if (op == "Or") return binary(std::logical_or<int64_t>(), std::logical_or<double>(), DType::Bool);
+  if (op == "Xor")
+    return binary([](int64_t a, int64_t b) { return (a != 0) != (b != 0); },
+                  [](double a, double b) { return (a != 0) != (b != 0); }, DType::Bool);
+  if (op == "LessOrEqual")
+    return binary(std::less_equal<int64_t>(), std::less_equal<double>(), DType::Bool);
+  if (op == "GreaterOrEqual")
+    return binary(std::greater_equal<int64_t>(), std::greater_equal<double>(), DType::Bool);
   auto unary = [&](auto intOp, auto floatOp, DType out) {
     return elementwise(
         node, in, out, [&](const std::vector<int64_t>& v) { return intOp(v[0]); },
@@ -280,6 +313,17 @@ std::optional<Tensor> foldArithmetic(OnnxNode& node, const std::vector<const Ten
   if (op == "Abs")
     return unary([](int64_t a) { return a < 0 ? -a : a; }, [](double a) { return std::fabs(a); },
                  dtype);
+  if (op == "Sign")
+    return unary([](int64_t a) { return int64_t{a > 0} - int64_t{a < 0}; },
+                 [](double a) { return a > 0   ? 1.0
+                                       : a < 0 ? -1.0
+                                               : a; }, dtype);
+  if (op == "Floor" || op == "Ceil" || op == "Round") {
+    double (*round)(double) = op == "Floor"  ? static_cast<double (*)(double)>(std::floor)
+                              : op == "Ceil" ? static_cast<double (*)(double)>(std::ceil)
+                                             : static_cast<double (*)(double)>(std::nearbyint);
+    return unary([](int64_t a) { return a; }, round, dtype);  // Round: half to even, as ONNX
+  }
   if (op == "Sqrt" && !isIntegral(dtype))
     return unary([](int64_t a) { return a; }, [](double a) { return std::sqrt(a); }, dtype);
   if (op == "Cast") {

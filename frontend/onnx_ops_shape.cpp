@@ -312,6 +312,14 @@ void translateNeedsConstant(OnnxNode& node) {
       "run time");
 }
 
+// Ops gxc has no layer for, which exporters write in shape arithmetic (a floor division of
+// sizes: Mod, Xor): folded where their inputs are known (onnx_fold.cpp), refused elsewhere.
+void translateFoldedOnly(OnnxNode& node) {
+  node.fail(
+      "gxc evaluates it only on values known at import (shape arithmetic); on tensors "
+      "computed at run time it is not supported");
+}
+
 }  // namespace
 
 void addShapeTranslators(OnnxTranslators& table) {
@@ -335,6 +343,7 @@ void addShapeTranslators(OnnxTranslators& table) {
   // see its translator).
   table["ConstantOfShape"] = translateConstantOfShape;
   for (const char* op : {"Constant", "Shape", "Size", "Range"}) table[op] = translateNeedsConstant;
+  for (const char* op : {"Mod", "Xor"}) table[op] = translateFoldedOnly;
 }
 
 }  // namespace gxc

@@ -1,6 +1,7 @@
 // `gxc import` on the ONNX models of tests/fixtures/onnx/import (make_onnx_import_fixtures.py):
 // the written model keeps the dynamic axes symbolic and computes NumPy's numbers at sizes the
-// import never saw; outputs and initializers keep their ONNX names.
+// import never saw; outputs and initializers keep their ONNX names; shape arithmetic with a
+// floor division (Mod, Xor) is folded.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -107,6 +108,19 @@ TEST(OnnxImportFixturesTest, InitializerNamesAreKeptOrTheirChangeReported) {
   std::string folder = fixture("sequential");
   auto outputs = ReferenceExecutor(*graph).run({{"x", readNpy(folder + "/x.npy")}});
   expectNear(outputs.at("y"), readNpy(folder + "/y.npy"), "y");
+}
+
+TEST(OnnxImportFixturesTest, AFloorDivisionOfSizesIsFolded) {
+  std::string folder = fixture("floor_divide");
+  ModelOptions options;
+  options.givenInputs["x"] = {folder + "/x.npy", [] { return Shape{3, 5, 8}; }};
+  ImportedOnnx imported = importOnnx(fixture("floor_divide.onnx"), options);
+  registerInMemoryWeights(*imported.weights);
+  auto outputs = ReferenceExecutor(*imported.graph).run({{"x", readNpy(folder + "/x.npy")}});
+  expectNear(outputs.at("y"), readNpy(folder + "/y.npy"), "y");
+  std::string yaml =
+      onnxImportYaml(importOnnx(fixture("floor_divide.onnx"), {}, /*forImport=*/true), "");
+  EXPECT_NE(yaml.find("shape: [batch, seq, 2, 4]"), std::string::npos) << yaml;
 }
 
 }  // namespace
