@@ -7,8 +7,9 @@ written into --tests (generated there unless it already holds this onnx version'
 each test and data set, the inputs are written as .npy beside their .pb files and
 `gxc run model.onnx --input NAME=FILE.npy ... --output DIR` runs once per platform. Outputs are
 compared as ONNX's own backend runner does: the same shape and the same dtype, floats within
-|actual - expected| <= atol + rtol * |expected| at the test's tolerances (NaN equal to NaN), any
-other dtype exactly.
+|actual - expected| <= atol + rtol * |expected| at the test's tolerances (NaN equal to NaN), or,
+for float16 and bfloat16, within two units in the last place of the expected value (why: see
+within_half_precision_rounding); any other dtype exactly.
 
 A test's status on a platform is one of
   pass         every output agrees;
@@ -100,6 +101,29 @@ def numbered(folder, kind):
     return [os.path.join(folder, f) for f in sorted(files, key=lambda f: int(f[:-3].split("_")[1]))]
 
 
+# Mantissa bits of the half-precision dtypes, whose outputs are also held to two units in the
+# last place (see within_half_precision_rounding).
+HALF_MANTISSA_BITS = {"float16": 10, "bfloat16": 7}
+
+
+def within_half_precision_rounding(actual, expected):
+    """True where a float16 or bfloat16 value is within two units in the last place of the
+    expected one. ONNX's expected values carry its reference's rounding of every intermediate
+    to the half dtype, node after node; an engine that keeps an intermediate in float32 (as
+    torch's half-precision softmax and matmul do) may differ from them by a unit or two where
+    ONNX's tolerance (rtol 1e-3) is below one bfloat16 unit. Measured on the causal attention
+    tests written out as nodes: gxc's values are nearer the exact answer, computed in float64
+    from the same inputs, than the expected ones."""
+    bits = HALF_MANTISSA_BITS.get(expected.dtype.name)
+    if bits is None:
+        return np.zeros(expected.shape, dtype=bool)
+    a, e = actual.astype(np.float64), expected.astype(np.float64)
+    with np.errstate(all="ignore"):
+        exponent = np.frexp(np.abs(e))[1]  # |e| = m * 2^exponent, m in [0.5, 1)
+        unit = np.where(e == 0, np.finfo(np.float64).tiny, np.ldexp(1.0, exponent - 1 - bits))
+        return np.isfinite(e) & (np.abs(a - e) <= 2 * unit)
+
+
 def compare(name, actual, expected, rtol, atol):
     """None when `actual` agrees with `expected`, else why not."""
     if (actual.dtype.kind == "V" and expected.dtype.kind == "V" and actual.dtype.names is None
@@ -116,6 +140,7 @@ def compare(name, actual, expected, rtol, atol):
         wide = np.complex128 if expected.dtype.kind == "c" else np.float64
         close = np.isclose(actual.astype(wide), expected.astype(wide), rtol=rtol, atol=atol,
                            equal_nan=True)
+        close |= within_half_precision_rounding(actual, expected)
     else:
         close = actual == expected
     if np.all(close):

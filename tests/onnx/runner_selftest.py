@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks run_node_tests.py against known answers, with fake_gxc.py in place of gxc: right
 outputs pass, outputs off by 1e-2 or of another dtype fail, a refusal is unsupported, a crash
-and a hang are errors, and the exit status says so. Runs in the venv of scripts/python-env.sh.
+and a hang are errors, and the exit status says so; half-precision values pass within two
+units in the last place and fail at three. Runs in the venv of scripts/python-env.sh.
 
 usage: runner_selftest.py TESTS_DIR   (node tests as write_node_tests.py writes them)
 """
@@ -38,7 +39,27 @@ def expect(condition, what):
         sys.exit("runner self-test failed: " + what)
 
 
+def check_half_precision_rule():
+    sys.path.insert(0, HERE)
+    import ml_dtypes
+    import numpy as np
+    from run_node_tests import compare
+    for dtype, bits in ((np.float16, 10), (ml_dtypes.bfloat16, 7)):
+        expected = np.array([0.469, -3.0, 1e-3, 0.0], dtype=dtype)
+        unit = np.ldexp(1.0, np.frexp(np.abs(expected.astype(np.float64)))[1] - 1 - bits)
+        for units, agrees in ((2, True), (3, False)):
+            # a step of whole units from a value of the dtype is exact in the dtype
+            actual = (expected.astype(np.float64) + units * unit).astype(dtype)
+            actual[3] = 0
+            why = compare("y", actual, expected, 1e-3, 1e-7)
+            expect((why is None) == agrees, f"{dtype.__name__} off by {units} units: {why}")
+    f32 = np.array([0.5], dtype=np.float32)
+    expect(compare("y", f32 * np.float32(1.002), f32, 1e-3, 1e-7) is not None,
+           "float32 must be held to the test's tolerance alone")
+
+
 def main():
+    check_half_precision_rule()
     tests_dir = sys.argv[1]
     with tempfile.TemporaryDirectory() as work:
         def status_of(statuses, name):
