@@ -211,6 +211,10 @@ void OnnxImporter::declareInputs(YAML::Node& inputs) {
     if (!gxcName_.count(name)) {
       std::vector<std::string> names;
       for (const auto& [onnxName, gxc] : gxcName_) names.push_back(onnxName);
+      if (file.fromDataFile)  // gxc train's --data, as the YAML reader says it
+        throw Error(ErrorKind::Model, {file.file, 0, 0},
+                    fmt::format("--data: array '{}' is not an input of the model (its inputs: {})",
+                                name, fmt::join(names, ", ")));
       usageError("--input {}={}: the model has no input '{}' (inputs: {})", name, file.file, name,
                  fmt::join(names, ", "));
     }

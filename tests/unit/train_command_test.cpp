@@ -134,7 +134,8 @@ TEST_F(TrainCommandTest, RefusesAModelThatSaysNotWhatToMinimizeOrHow) {
   withTrain("");
   EXPECT_EQ(refusal(options(goodData(8))),
             std::make_pair(model_ + ": error: the model has no train: section naming its loss "
-                                    "(train: {loss: LAYER, ...}; docs/model-format.md, Training)",
+                                    "(train: {loss: LAYER, ...}; docs/model-format.md, Training); "
+                                    "or give one: --loss cross_entropy --target NAME",
                            ErrorKind::Model));
   withTrain("train: {loss: loss, batch_size: 4}\n");
   EXPECT_EQ(refusal(options(goodData(8))),

@@ -183,6 +183,11 @@ int gxcMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
         ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
     trainCommand->add_option("--lr", train.lr, "learning rate (overrides train:)");
     trainCommand->add_option("--optimizer", train.optimizer, "sgd | adam | adamw");
+    trainCommand->add_option("--loss", train.addedLoss.loss,
+                             "a loss over the first output, for a model without train: "
+                             "(cross_entropy, mse_loss, ...)");
+    trainCommand->add_option("--target", train.addedLoss.target,
+                             "NAME: the data file's array --loss compares with");
     trainCommand->add_flag("--no-shuffle", train.noShuffle, "keep the data file's order");
     trainCommand->add_option("--save", train.savePath, "the trained params (.safetensors)");
     trainCommand->add_option("--checkpoint", train.checkpointDir,

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "frontend/model_loader.h"
+#include "frontend/onnx_import.h"
+#include "frontend/training_loss.h"
 #include "ir/progress.h"
 #include "runtime/host/host_threads.h"
 #include "tensor/safetensors.h"
@@ -45,7 +47,8 @@ TrainSettings readSettings(const Graph& model, const TrainOptions& options) {
   if (settings.loss.empty())
     throw Error(ErrorKind::Model, {options.compile.modelPath, 0, 0},
                 "the model has no train: section naming its loss (train: {loss: LAYER, ...}; "
-                "docs/model-format.md, Training)");
+                "docs/model-format.md, Training); or give one: --loss cross_entropy --target "
+                "NAME");
   if (!attrs.has("optimizer") && options.optimizer.empty())
     usageError(
         "the model's train: section names no optimizer; give one (--optimizer sgd|adam|"
@@ -116,6 +119,14 @@ class StepRecords {
 };
 
 void checkTrainOptions(const TrainOptions& options) {
+  if (options.addedLoss.loss.empty() && !options.addedLoss.target.empty())
+    usageError("--target {}: it names the array --loss compares with; give --loss too",
+               options.addedLoss.target);
+  if (!options.addedLoss.loss.empty() && options.addedLoss.target.empty())
+    usageError(
+        "--loss {} needs --target NAME: the data file's array it compares the model's "
+        "output with",
+        options.addedLoss.loss);
   if (!options.compile.arch.empty())
     usageError("--arch {}: gxc train takes none; on real GPUs it builds for the run's oldest GPU",
                options.compile.arch);
@@ -149,6 +160,28 @@ void applyOverrides(Graph& model, const TrainOptions& options) {
   if (options.lr) model.attrs().set("lr", *options.lr);
 }
 
+// --loss's layer over the model's first output, when the command line gives one.
+void addLossIfAsked(Graph& model, const TrainOptions& options) {
+  if (!options.addedLoss.loss.empty()) addTrainingLoss(model, options.addedLoss);
+}
+
+// Whether a data file's array is --target's: an input the model has only once --loss's layer
+// is added, so its shape binds nothing when the model is read.
+bool isAddedTarget(const std::string& array, const TrainOptions& options) {
+  return !options.addedLoss.loss.empty() && array == options.addedLoss.target;
+}
+
+// The model as `gxc train` reads it to check the data against it: YAML or ONNX, with --loss's
+// layer.
+std::unique_ptr<Graph> loadForTraining(const TrainOptions& options,
+                                       const ModelOptions& modelOptions) {
+  const std::string& path = options.compile.modelPath;
+  std::unique_ptr<Graph> model =
+      isOnnxPath(path) ? importOnnx(path, modelOptions).graph : loadModel(path, modelOptions);
+  addLossIfAsked(*model, options);
+  return model;
+}
+
 double scalarLoss(const Tensor& loss) {
   return loss.dtype() == DType::F64 ? loadDoubleAt(DType::F64, loss.data(), 0)
                                     : loadFloatAt(loss.dtype(), loss.data(), 0);
@@ -176,9 +209,13 @@ std::unique_ptr<StepProgram> compileForward(const TrainOptions& options, const T
   compile.passes = {};  // what --print-ir-after and --dump-ir show is the training step
   compile.givenInputs.clear();
   for (const auto& [name, array] : val.arrays())
-    compile.givenInputs[name] = {
-        val.path(), [&val, name = name, rows] { return val.batchShape(name, rows); }, true};
-  compile.beforePasses = outputTheLoss;
+    if (!isAddedTarget(name, options))
+      compile.givenInputs[name] = {
+          val.path(), [&val, name = name, rows] { return val.batchShape(name, rows); }, true, {}};
+  compile.beforePasses = [&options](Graph& model) {
+    addLossIfAsked(model, options);
+    outputTheLoss(model);
+  };
   std::ostringstream repeated;  // the training step's compile said its notes
   CompiledModel compiled = compileModel(compile, CompileFor::Run, repeated);
   val.check(*compiled.graph);
@@ -215,8 +252,10 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
   modelOptions.weightsPartial = options.compile.weightsPartial;
   modelOptions.dims = parseDimOptions(options.compile.dims);
   for (const auto& [name, array] : data.arrays())
-    modelOptions.givenInputs[name] = {data.path(), [shape = array.shape()] { return shape; }, true};
-  std::unique_ptr<Graph> model = loadModel(options.compile.modelPath, modelOptions);
+    if (!isAddedTarget(name, options))
+      modelOptions.givenInputs[name] = {
+          data.path(), [shape = array.shape()] { return shape; }, true, {}};
+  std::unique_ptr<Graph> model = loadForTraining(options, modelOptions);
   TrainSettings settings = readSettings(*model, options);
   int64_t batch = settings.batchSize;
   if (batch > data.samples() && settings.dropLast)
@@ -243,9 +282,10 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
                                    rows, data.samples(), batch);
     std::map<std::string, GivenInput> given;
     for (const auto& [name, array] : data.arrays())
-      given[name] = {data.path(),
-                     [&data, name = name, rows] { return data.batchShape(name, rows); }, true,
-                     origin};
+      if (!isAddedTarget(name, options))
+        given[name] = {data.path(),
+                       [&data, name = name, rows] { return data.batchShape(name, rows); }, true,
+                       origin};
     return given;
   };
   // Compiles the step for batches of `rows` samples.
@@ -253,7 +293,10 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
   auto compileFor = [&](int64_t rows) {
     CompileOptions compile = options.compile;
     compile.givenInputs = batchInputs(rows);
-    compile.beforePasses = [&options](Graph& model) { applyOverrides(model, options); };
+    compile.beforePasses = [&options](Graph& model) {
+      addLossIfAsked(model, options);
+      applyOverrides(model, options);
+    };
     // The notes of a compile (no GPU found, ...) are said once: the last batch's compile
     // would repeat them.
     std::ostringstream repeated;
@@ -269,7 +312,7 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
   // is known now, so that no training is lost to it (unless --steps stops before it).
   if (rest > 0 && wholeBatches > 0 && (!settings.steps || *settings.steps > wholeBatches)) {
     modelOptions.givenInputs = batchInputs(rest);
-    loadModel(options.compile.modelPath, modelOptions);
+    loadForTraining(options, modelOptions);
   }
   TrainingSteps steps(compileFor, std::min(batch, data.samples()));
   // The validation set's forward, compiled now: a set the model cannot take is refused

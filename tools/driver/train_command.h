@@ -7,6 +7,7 @@
 #include <ostream>
 #include <string>
 
+#include "frontend/training_loss.h"
 #include "tools/driver/compile_session.h"
 
 namespace gxc {
@@ -18,7 +19,8 @@ struct TrainOptions {
   // Overrides of the model's train: section.
   std::optional<int64_t> epochs, steps, batchSize;
   std::optional<double> lr;
-  std::string optimizer;  // empty: the model's
+  std::string optimizer;   // empty: the model's
+  TrainingLoss addedLoss;  // --loss and --target, for a model without a train: section
   bool noShuffle = false;
   std::string savePath;        // --save FILE.safetensors
   std::string checkpointDir;   // --checkpoint DIR: DIR/epoch-N.safetensors after every epoch

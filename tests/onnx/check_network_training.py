@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""Checks `gxc train NET.onnx` against PyTorch training the module the ONNX file was exported
+from: the same initial weights, data, batches and optimizer, step for step.
+
+For each network (a small MLP and CNN, torchvision's ResNet-18 and MobileNetV2 on 32x32 images
+with 10 classes):
+  1. The module, in eval mode, is exported with torch.onnx.export keeping its BatchNorm layers
+     (TrainingMode.PRESERVE: an eval-mode export would fold them into the convolutions, leaving
+     nothing to train as model.train() does), the batch a dynamic axis.
+  2. PyTorch trains it: model.train() (batch statistics, running statistics updated),
+     F.cross_entropy of its logits and the labels, torch.optim's SGD (lr 0.01) or AdamW (lr
+     1e-3, weight decay 0.01), STEPS steps of BATCH samples in the data's order.
+  3. gxc trains the ONNX file with the loss and optimizer given on its command line:
+       gxc train NET.onnx --data DATA.npz --loss cross_entropy --target labels
+         --optimizer sgd|adamw --lr LR --batch-size BATCH --steps STEPS --no-shuffle
+     on the host and on 2 virtual GPUs data-parallel (--sim-gpus 2 --placement data-parallel).
+  4. Every step's loss within 1e-4 of PyTorch's (relative, at least 1 in the denominator), and
+     every tensor of the module's final state_dict (params and BatchNorm's running statistics)
+     saved by gxc within 1e-4, relative to the tensor's largest magnitude (the bound float32
+     summation obeys; see check_networks.py). BatchNorm's num_batches_tracked is not among them:
+     the ONNX file has no such tensor.
+
+Runs with Debian's python3 and its torch and torchvision, plus safetensors (the venv of
+scripts/torch-env.sh). Exit status: 0 all match, 1 a mismatch or a gxc failure (listed with the
+command that reproduces it), 77 torch, torchvision or safetensors is missing (the test is
+skipped, saying why).
+
+usage: check_network_training.py --gxc BUILD/gxc --work DIR [--networks a,b]
+"""
+import argparse
+import json
+import pathlib
+import shlex
+import subprocess
+import sys
+
+SKIP = 77
+TOLERANCE = 1e-4
+BATCH = 4
+STEPS = 3
+IMAGE = (3, 32, 32)
+CLASSES = 10
+OPTIMIZERS = {"sgd": {"lr": 0.01}, "adamw": {"lr": 1e-3}}
+PLATFORMS = {"cpu": ["--devices", "cpu"],
+             "sim2dp": ["--sim-gpus", "2", "--placement", "data-parallel"]}
+
+try:
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+    import torchvision
+    from safetensors.numpy import load_file
+    from torch import nn
+except ImportError as missing:
+    print(f"check_network_training: skipped: {missing.name} is not installed (Debian's "
+          "python3-torch and python3-torchvision, and scripts/torch-env.sh for safetensors)")
+    sys.exit(SKIP)
+
+
+def small_cnn():
+    # No bias before a BatchNorm, as torchvision's networks: its gradient is zero but for
+    # rounding (the normalization takes the mean away), which Adam scales up to lr-sized steps
+    # that no two implementations agree on.
+    return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(),
+                         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, CLASSES))
+
+
+NETWORKS = {
+    "mlp": lambda: nn.Sequential(nn.Flatten(), nn.Linear(int(np.prod(IMAGE)), 16), nn.ReLU(),
+                                 nn.Linear(16, CLASSES)),
+    "small_cnn": small_cnn,
+    "resnet18": lambda: torchvision.models.resnet18(num_classes=CLASSES),
+    "mobilenet_v2": lambda: torchvision.models.mobilenet_v2(num_classes=CLASSES),
+}
+
+
+def export(module, path):
+    module.eval()
+    torch.onnx.export(module, (torch.zeros(2, *IMAGE),), str(path), input_names=["image"],
+                      output_names=["logits"], dynamic_axes={"image": {0: "batch"}},
+                      opset_version=17, training=torch.onnx.TrainingMode.PRESERVE,
+                      do_constant_folding=False)
+
+
+def make_optimizer(name, params):
+    settings = OPTIMIZERS[name]
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=settings["lr"])
+    return torch.optim.AdamW(params, lr=settings["lr"], weight_decay=0.01)
+
+
+def train_in_torch(module, optimizer_name, images, labels):
+    module.train()
+    optimizer = make_optimizer(optimizer_name, module.parameters())
+    losses = []
+    for step in range(STEPS):
+        rows = slice(step * BATCH, (step + 1) * BATCH)
+        loss = F.cross_entropy(module(torch.from_numpy(images[rows])),
+                               torch.from_numpy(labels[rows]))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses, {k: v.detach().numpy() for k, v in module.state_dict().items()}
+
+
+def relative_error(ours, theirs):
+    ours, theirs = np.asarray(ours, np.float64), np.asarray(theirs, np.float64)
+    return float(np.max(np.abs(ours - theirs)) / max(1e-3, float(np.max(np.abs(theirs)))))
+
+
+def compare(losses, state, log_path, saved_path):
+    problems = []
+    logged = [json.loads(line)["loss"] for line in log_path.read_text().splitlines()
+              if "loss" in json.loads(line)]
+    if len(logged) != len(losses):
+        return [f"{len(logged)} steps logged, PyTorch took {len(losses)}"]
+    for step, (ours, theirs) in enumerate(zip(logged, losses), 1):
+        if abs(ours - theirs) > TOLERANCE * max(1.0, abs(theirs)):
+            problems.append(f"step {step}: loss {ours:.7g}, PyTorch {theirs:.7g}")
+    saved = load_file(str(saved_path))
+    for name, theirs in state.items():
+        if name.endswith(".num_batches_tracked"):
+            continue  # not in the ONNX file: torch's BatchNormalization export drops the count
+        if name not in saved:
+            problems.append(f"{name}: not saved")
+            continue
+        ours = saved[name]
+        if ours.shape != theirs.shape:
+            problems.append(f"{name}: shape {list(ours.shape)}, PyTorch {list(theirs.shape)}")
+        elif relative_error(ours, theirs) > TOLERANCE:
+            problems.append(f"{name}: relative error {relative_error(ours, theirs):.3g}")
+    return problems
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gxc", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--networks", default=",".join(NETWORKS))
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    work = pathlib.Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    data = np.random.default_rng(0)
+    images = data.standard_normal((BATCH * STEPS, *IMAGE)).astype(np.float32)
+    labels = data.integers(0, CLASSES, BATCH * STEPS).astype(np.int64)
+    data_path = work / "train.npz"
+    np.savez(data_path, image=images, labels=labels)
+    failures = 0
+    for network in args.networks.split(","):
+        torch.manual_seed(0)
+        module = NETWORKS[network]()
+        onnx_path = work / f"{network}.onnx"
+        export(module, onnx_path)
+        initial = {k: v.clone() for k, v in module.state_dict().items()}
+        for optimizer_name, settings in OPTIMIZERS.items():
+            module.load_state_dict(initial)
+            losses, state = train_in_torch(module, optimizer_name, images, labels)
+            for platform, platform_args in PLATFORMS.items():
+                out = work / f"{network}-{optimizer_name}-{platform}"
+                out.mkdir(exist_ok=True)
+                command = [args.gxc, "train", str(onnx_path), "--data", str(data_path),
+                           "--loss", "cross_entropy", "--target", "labels",
+                           "--optimizer", optimizer_name, "--lr", str(settings["lr"]),
+                           "--batch-size", str(BATCH), "--steps", str(STEPS), "--no-shuffle",
+                           "--log", str(out / "log.jsonl"), "--save",
+                           str(out / "trained.safetensors"), *platform_args]
+                run = subprocess.run(command, capture_output=True, text=True)
+                what = f"{network} {optimizer_name} on {platform}"
+                problems = ([f"exit {run.returncode}: {run.stderr.strip()[-2000:]}"]
+                            if run.returncode else
+                            compare(losses, state, out / "log.jsonl", out / "trained.safetensors"))
+                if problems:
+                    failures += 1
+                    print(f"FAIL {what}: " + "; ".join(problems[:8]))
+                    print("  " + shlex.join(command))
+                else:
+                    print(f"ok {what}: losses {', '.join(f'{x:.5f}' for x in losses)}")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
