@@ -9,12 +9,14 @@ with 10 classes):
      nothing to train as model.train() does), the batch a dynamic axis.
   2. PyTorch trains it: model.train() (batch statistics, running statistics updated),
      F.cross_entropy of its logits and the labels, torch.optim's SGD (lr 0.01) or AdamW (lr
-     1e-3, weight decay 0.01), STEPS steps of BATCH samples in the data's order.
+     1e-3, weight decay 0.01), one epoch: STEPS steps of BATCH samples in the data's order.
   3. gxc trains the ONNX file with the loss and optimizer given on its command line:
        gxc train NET.onnx --data DATA.npz --loss cross_entropy --target labels
-         --optimizer sgd|adamw --lr LR --batch-size BATCH --steps STEPS --no-shuffle
+         --optimizer sgd|adamw --lr LR --batch-size BATCH --epochs 1 --no-shuffle --val DATA.npz
      on the host and on 2 virtual GPUs data-parallel (--sim-gpus 2 --placement data-parallel).
-  4. Every step's loss within 1e-4 of PyTorch's (relative, at least 1 in the denominator), and
+  4. With --val, the training set again after the epoch: the loss and the accuracy of the
+     module in eval mode (running statistics), logged as val_loss and val_accuracy.
+  5. Every step's loss within 1e-4 of PyTorch's (relative, at least 1 in the denominator), and
      every tensor of the module's final state_dict (params and BatchNorm's running statistics)
      saved by gxc within 1e-4, relative to the tensor's largest magnitude (the bound float32
      summation obeys; see check_networks.py). BatchNorm's num_batches_tracked is not among them:
@@ -101,7 +103,14 @@ def train_in_torch(module, optimizer_name, images, labels):
         loss.backward()
         optimizer.step()
         losses.append(loss.item())
-    return losses, {k: v.detach().numpy() for k, v in module.state_dict().items()}
+    # The validation after the epoch (the training set itself): the forward in eval mode.
+    module.eval()
+    with torch.no_grad():
+        logits = module(torch.from_numpy(images))
+        target = torch.from_numpy(labels)
+        validation = {"val_loss": F.cross_entropy(logits, target).item(),
+                      "val_accuracy": (logits.argmax(1) == target).double().mean().item()}
+    return losses, validation, {k: v.detach().numpy() for k, v in module.state_dict().items()}
 
 
 def relative_error(ours, theirs):
@@ -109,10 +118,17 @@ def relative_error(ours, theirs):
     return float(np.max(np.abs(ours - theirs)) / max(1e-3, float(np.max(np.abs(theirs)))))
 
 
-def compare(losses, state, log_path, saved_path):
+def compare(losses, validation, state, log_path, saved_path):
     problems = []
-    logged = [json.loads(line)["loss"] for line in log_path.read_text().splitlines()
-              if "loss" in json.loads(line)]
+    records = [json.loads(line) for line in log_path.read_text().splitlines()]
+    logged = [record["loss"] for record in records if "loss" in record]
+    validated = [record for record in records if "val_loss" in record]
+    if len(validated) != 1:
+        problems.append(f"{len(validated)} validations logged, expected 1")
+    for key, theirs in validation.items():
+        ours = validated[-1].get(key) if validated else None
+        if ours is None or abs(ours - theirs) > TOLERANCE * max(1.0, abs(theirs)):
+            problems.append(f"{key} {ours}, PyTorch {theirs:.7g}")
     if len(logged) != len(losses):
         return [f"{len(logged)} steps logged, PyTorch took {len(losses)}"]
     for step, (ours, theirs) in enumerate(zip(logged, losses), 1):
@@ -157,27 +173,31 @@ def main():
         initial = {k: v.clone() for k, v in module.state_dict().items()}
         for optimizer_name, settings in OPTIMIZERS.items():
             module.load_state_dict(initial)
-            losses, state = train_in_torch(module, optimizer_name, images, labels)
+            losses, validation, state = train_in_torch(module, optimizer_name, images, labels)
             for platform, platform_args in PLATFORMS.items():
                 out = work / f"{network}-{optimizer_name}-{platform}"
                 out.mkdir(exist_ok=True)
                 command = [args.gxc, "train", str(onnx_path), "--data", str(data_path),
                            "--loss", "cross_entropy", "--target", "labels",
                            "--optimizer", optimizer_name, "--lr", str(settings["lr"]),
-                           "--batch-size", str(BATCH), "--steps", str(STEPS), "--no-shuffle",
+                           "--batch-size", str(BATCH), "--epochs", "1", "--no-shuffle",
+                           "--val", str(data_path),
                            "--log", str(out / "log.jsonl"), "--save",
                            str(out / "trained.safetensors"), *platform_args]
                 run = subprocess.run(command, capture_output=True, text=True)
                 what = f"{network} {optimizer_name} on {platform}"
                 problems = ([f"exit {run.returncode}: {run.stderr.strip()[-2000:]}"]
                             if run.returncode else
-                            compare(losses, state, out / "log.jsonl", out / "trained.safetensors"))
+                            compare(losses, validation, state, out / "log.jsonl",
+                                    out / "trained.safetensors"))
                 if problems:
                     failures += 1
                     print(f"FAIL {what}: " + "; ".join(problems[:8]))
                     print("  " + shlex.join(command))
                 else:
-                    print(f"ok {what}: losses {', '.join(f'{x:.5f}' for x in losses)}")
+                    print(f"ok {what}: losses {', '.join(f'{x:.5f}' for x in losses)}; "
+                          f"validation {validation['val_loss']:.5f}, accuracy "
+                          f"{validation['val_accuracy']:.3f}")
     sys.exit(1 if failures else 0)
 
 

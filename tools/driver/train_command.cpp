@@ -97,11 +97,16 @@ class StepRecords {
     tensorboard_->addScalar("lr", lr, step, now);
     tensorboard_->addScalar("samples_per_second", samplesPerSecond, step, now);
   }
-  // The validation loss after epoch `epoch`, at the step it ended on.
-  void validation(int64_t epoch, int64_t step, double loss) {
-    if (log_)
-      *log_ << nlohmann::json{{"epoch", epoch}, {"step", step}, {"val_loss", loss}}.dump() << "\n";
-    if (tensorboard_) tensorboard_->addScalar("val_loss", loss, step, wallSeconds());
+  // The validation loss (and a classifier's accuracy) after epoch `epoch`, at the step it
+  // ended on.
+  void validation(int64_t epoch, int64_t step, const ValidationResult& result) {
+    nlohmann::json line{{"epoch", epoch}, {"step", step}, {"val_loss", result.loss}};
+    if (result.accuracy) line["val_accuracy"] = *result.accuracy;
+    if (log_) *log_ << line.dump() << "\n";
+    if (!tensorboard_) return;
+    tensorboard_->addScalar("val_loss", result.loss, step, wallSeconds());
+    if (result.accuracy)
+      tensorboard_->addScalar("val_accuracy", *result.accuracy, step, wallSeconds());
   }
   void endEpoch() {
     if (tensorboard_) tensorboard_->flush();
@@ -265,6 +270,7 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
   // Labels a loss would find out of range mid-training, found now with their row.
   data.checkClassTargets(*model);
   if (val) val->checkClassTargets(*model);
+  std::optional<ClassifierScores> classifier = classifierScoresOf(*model);
   model.reset();
   int64_t wholeBatches = data.samples() / batch;
   int64_t rest = settings.dropLast ? 0 : data.samples() % batch;
@@ -320,7 +326,7 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
   std::optional<Validation> validation;
   if (val) {
     auto compile = [&](int64_t rows) { return compileForward(options, *val, rows); };
-    validation.emplace(*val, compile, batch, settings.loss);
+    validation.emplace(*val, compile, batch, settings.loss, classifier);
   }
 
   int64_t step = 0;
@@ -336,7 +342,7 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
   bool recording = !options.reportPath.empty() || !options.tracePath.empty();
   StepRecord lastStep;
   double lastLoss = NAN;
-  double valLoss = NAN;
+  ValidationResult valResult{NAN, std::nullopt};
   bool done = settings.steps && step >= *settings.steps;
   OnFirstOpenMpCore master;
   for (int64_t epoch = firstEpoch; epoch < settings.epochs && !done; ++epoch) {
@@ -366,8 +372,8 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
       done = settings.steps && step >= *settings.steps;
     }
     if (validation && b > 0) {
-      valLoss = validation->loss(steps.current().paramValues());
-      records.validation(epoch + 1, step, valLoss);
+      valResult = validation->run(steps.current().paramValues());
+      records.validation(epoch + 1, step, valResult);
     }
     records.endEpoch();
     // A checkpoint after every whole epoch: what --resume goes on from.
@@ -382,7 +388,8 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
                      modelParams(steps.current().graph(), steps.current().paramValues()));
   }
   out << fmt::format("trained {} step{}; last loss {}", step, step == 1 ? "" : "s", lastLoss);
-  if (validation) out << fmt::format("; validation loss {}", valLoss);
+  if (validation) out << fmt::format("; validation loss {}", valResult.loss);
+  if (valResult.accuracy) out << fmt::format(", accuracy {}", *valResult.accuracy);
   out << "\n";
   return 0;
 }
