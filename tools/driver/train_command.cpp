@@ -3,7 +3,6 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <sstream>
 
@@ -20,9 +19,9 @@
 #include "tools/driver/output_paths.h"
 #include "tools/driver/run_command.h"
 #include "tools/driver/staged_files.h"
-#include "tools/driver/tensorboard_events.h"
 #include "tools/driver/train_checkpoint.h"
 #include "tools/driver/train_data.h"
+#include "tools/driver/train_records.h"
 #include "tools/driver/train_step.h"
 #include "tools/driver/train_validation.h"
 
@@ -65,63 +64,6 @@ TrainSettings readSettings(const Graph& model, const TrainOptions& options) {
   settings.seed = attrs.getInt("seed", 0);
   return settings;
 }
-
-// TensorBoard's wall time: seconds since the Unix epoch.
-double wallSeconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-// Each step's scalars, to --log (JSON lines) and --tensorboard.
-class StepRecords {
- public:
-  explicit StepRecords(const TrainOptions& options) : logPath_(options.logPath) {
-    if (!logPath_.empty()) {
-      makeParentDirs("--log", logPath_);
-      log_.emplace(logPath_);
-      if (!*log_) runtimeError({}, "--log: cannot write {}", logPath_);
-    }
-    if (!options.tensorboardDir.empty()) tensorboard_.emplace(options.tensorboardDir);
-  }
-  void step(int64_t epoch, int64_t step, double loss, double lr, double samplesPerSecond) {
-    if (log_)
-      *log_ << nlohmann::json{{"epoch", epoch},
-                              {"step", step},
-                              {"loss", loss},
-                              {"lr", lr},
-                              {"samples_per_second", samplesPerSecond}}
-                   .dump()
-            << "\n";
-    if (!tensorboard_) return;
-    double now = wallSeconds();
-    tensorboard_->addScalar("loss", loss, step, now);
-    tensorboard_->addScalar("lr", lr, step, now);
-    tensorboard_->addScalar("samples_per_second", samplesPerSecond, step, now);
-  }
-  // The validation loss (and a classifier's accuracy) after epoch `epoch`, at the step it
-  // ended on.
-  void validation(int64_t epoch, int64_t step, const ValidationResult& result) {
-    nlohmann::json line{{"epoch", epoch}, {"step", step}, {"val_loss", result.loss}};
-    if (result.accuracy) line["val_accuracy"] = *result.accuracy;
-    if (log_) *log_ << line.dump() << "\n";
-    if (!tensorboard_) return;
-    tensorboard_->addScalar("val_loss", result.loss, step, wallSeconds());
-    if (result.accuracy)
-      tensorboard_->addScalar("val_accuracy", *result.accuracy, step, wallSeconds());
-  }
-  void endEpoch() {
-    if (tensorboard_) tensorboard_->flush();
-    if (log_) log_->flush();
-  }
-  void finish() {
-    endEpoch();
-    if (log_ && !*log_) runtimeError({}, "--log: cannot write {}", logPath_);
-  }
-
- private:
-  std::string logPath_;
-  std::optional<std::ofstream> log_;
-  std::optional<TensorboardWriter> tensorboard_;
-};
 
 void checkTrainOptions(const TrainOptions& options) {
   if (options.addedLoss.loss.empty() && !options.addedLoss.target.empty())
@@ -337,7 +279,7 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
     firstEpoch = resumed.epochsDone;
     step = resumed.stepsDone;
   }
-  StepRecords records(options);
+  StepRecords records(options.logPath, options.tensorboardDir);
   // --report and --trace describe the last step, as `gxc run` describes its run.
   bool recording = !options.reportPath.empty() || !options.tracePath.empty();
   StepRecord lastStep;
@@ -366,8 +308,8 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
                      "the loss became {} at epoch {}, step {}: training stopped (a smaller "
                      "--lr often helps)",
                      lastLoss, epoch + 1, step);
-      records.step(epoch + 1, step, lastLoss, program.graph().attrs().getFloat("lr", 0),
-                   rows / std::max(seconds.count(), 1e-9));
+      records.step({epoch + 1, step, rows, lastLoss, program.graph().attrs().getFloat("lr", 0),
+                    seconds.count(), program.lastSimulatedMs()});
       progress.advance();
       done = settings.steps && step >= *settings.steps;
     }

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -37,6 +38,9 @@ class StepProgram {
                                     StepRecord* record = nullptr);
   std::map<std::string, Tensor> paramValues();
   void setParamValues(const std::map<std::string, Tensor>& values);
+  // On virtual GPUs, the simulated time of the last run, first op to last (the sim's clock,
+  // not the host's, which computes every virtual GPU in turn); none on other platforms.
+  std::optional<double> lastSimulatedMs() const { return lastSimulatedMs_; }
 
  private:
   CompiledModel compiled_;
@@ -45,6 +49,7 @@ class StepProgram {
   std::unique_ptr<SimExecutor> sim_;
   std::unique_ptr<CudaSession> cuda_;
   std::ostringstream unsaid_;  // the notes of a program given no stream for them
+  std::optional<double> lastSimulatedMs_;
 };
 
 class TrainingSteps {
