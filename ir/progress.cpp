@@ -29,6 +29,10 @@ ProgressTask::~ProgressTask() {
   if (sink_) sink_->end(id_);
 }
 
+void ProgressTask::describe(const std::string& status) {
+  if (sink_) sink_->describe(id_, status);
+}
+
 void ProgressTask::advance(int64_t amount) {
   int64_t done = done_.fetch_add(amount, std::memory_order_relaxed) + amount;
   if (sink_) sink_->update(id_, done);

@@ -26,6 +26,9 @@ class ProgressSink {
   virtual void update(int task, int64_t done) = 0;
   // The task is over, finished or failed: nothing of it stays on the screen.
   virtual void end(int task) = 0;
+  // What the task reports besides how far it is ("loss 0.31, 5900 samples/s"), replacing
+  // what it said before. Sinks that show no such thing need not override it.
+  virtual void describe(int /*task*/, const std::string& /*status*/) {}
   // A line that stays, printed where progress is shown (an estimate before long work).
   virtual void announce(const std::string& line) = 0;
 };
@@ -59,6 +62,8 @@ class ProgressTask {
 
   // `amount` more is done. Safe from several threads at once.
   void advance(int64_t amount = 1);
+  // What it reports besides how far it is (ProgressSink::describe).
+  void describe(const std::string& status);
 
  private:
   ProgressSink* sink_;

@@ -71,6 +71,23 @@ TEST_F(TerminalProgressTest, ShowsTheLatestTaskAndCountsAndTimeAlone) {
   EXPECT_EQ(drawn(), kClear);
 }
 
+// gxc train's epochs: the loss and the rate of the last step beside the count.
+TEST_F(TerminalProgressTest, ShowsWhatATaskReportsBesideItsCount) {
+  TerminalProgress progress(err_, true, 80, clock());
+  int epoch = progress.begin("epoch 1/3", 8, ProgressUnit::Count);
+  now_ += 0.6;
+  progress.update(epoch, 2);
+  EXPECT_EQ(drawn(), "\rgxc: epoch 1/3: 2 of 8, 0 s\x1b[K");
+  now_ += 0.2;
+  progress.describe(epoch, "loss 0.3125, 5900 samples/s");
+  EXPECT_EQ(drawn(), "\rgxc: epoch 1/3: 2 of 8, loss 0.3125, 5900 samples/s, 0 s\x1b[K");
+  now_ += 0.2;
+  progress.update(epoch, 3);
+  EXPECT_EQ(drawn(), "\rgxc: epoch 1/3: 3 of 8, loss 0.3125, 5900 samples/s, 1 s\x1b[K")
+      << "the status stays until the task says another";
+  progress.end(epoch);
+}
+
 TEST_F(TerminalProgressTest, AnnouncedLinesStayAboveTheProgressLine) {
   TerminalProgress progress(err_, true, 80, clock());
   int task = progress.begin("running on the host", 0, ProgressUnit::Count);

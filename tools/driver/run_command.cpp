@@ -248,7 +248,8 @@ int runModel(const RunOptions& options, std::ostream& out, std::ostream& err) {
   std::map<std::string, InputFile> files = parseInputOptions(options.inputs);
   CompileOptions compileOptions = options.compile;
   for (auto& [name, file] : files)
-    compileOptions.givenInputs[name] = {file.path, [&file] { return file.read().shape(); }};
+    compileOptions.givenInputs[name] = {
+        file.path, [&file] { return file.read().shape(); }, false, {}};
   CompiledModel compiled = compileModel(compileOptions, CompileFor::Run, err);
   for (const auto& [onnxName, gxcName] : compiled.renamedInputs) {
     auto file = files.find(onnxName);

@@ -30,8 +30,9 @@ std::string formatDuration(double seconds) {
 }
 
 std::string progressLineText(const std::string& label, int64_t done, int64_t total,
-                             ProgressUnit unit, double seconds) {
-  std::string elapsed = formatDuration(seconds);
+                             ProgressUnit unit, double seconds, const std::string& status) {
+  std::string elapsed = status.empty() ? formatDuration(seconds)
+                                       : fmt::format("{}, {}", status, formatDuration(seconds));
   if (total <= 0) return fmt::format("{}, {}", label, elapsed);
   done = std::clamp<int64_t>(done, 0, total);
   if (unit == ProgressUnit::Count)
@@ -92,7 +93,7 @@ void TerminalProgress::announce(const std::string& line) {
 int TerminalProgress::begin(const std::string& label, int64_t total, ProgressUnit unit) {
   std::lock_guard<std::mutex> lock(mutex_);
   int id = nextId_++;
-  if (isTerminal_) tasks_.push_back({id, label, total, unit, 0, clock_()});
+  if (isTerminal_) tasks_.push_back({id, label, total, unit, 0, clock_(), {}});
   return id;
 }
 
@@ -112,6 +113,14 @@ void TerminalProgress::end(int task) {
   clearLocked();
 }
 
+void TerminalProgress::describe(int task, const std::string& status) {
+  if (!isTerminal_) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (Task& entry : tasks_)
+    if (entry.id == task) entry.status = status;
+  drawLocked(clock_(), false);
+}
+
 void TerminalProgress::drawLocked(double now, bool force) {
   if (!isTerminal_) return;
   if (!force && lastDraw_ >= 0 && now - lastDraw_ < kRedrawEverySeconds) return;
@@ -121,7 +130,7 @@ void TerminalProgress::drawLocked(double now, bool force) {
     if (now - task->started >= kShowAfterSeconds) shown = &*task;
   if (!shown) return;
   std::string text = "gxc: " + progressLineText(shown->label, shown->done, shown->total,
-                                                shown->unit, now - shown->started);
+                                                shown->unit, now - shown->started, shown->status);
   if (static_cast<int>(text.size()) >= width_) text.resize(static_cast<size_t>(width_ - 1));
   err_ << "\r" << text << kClearToEnd;
   err_.flush();

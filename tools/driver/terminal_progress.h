@@ -47,6 +47,7 @@ class TerminalProgress : public ProgressSink {
   int begin(const std::string& label, int64_t total, ProgressUnit unit) override;
   void update(int task, int64_t done) override;
   void end(int task) override;
+  void describe(int task, const std::string& status) override;
 
  private:
   struct Task {
@@ -56,6 +57,7 @@ class TerminalProgress : public ProgressSink {
     ProgressUnit unit;
     int64_t done = 0;
     double started;
+    std::string status;
   };
 
   void drawLocked(double now, bool force);
@@ -76,9 +78,10 @@ class TerminalProgress : public ProgressSink {
 };
 
 // The text of the progress line of `task`-like figures, without the "gxc: " prefix:
-// "LABEL: 3.2 GiB of 8.0 GiB (40%), 12 s", "LABEL: 3 of 10, 12 s", "LABEL, 12 s".
+// "LABEL: 3.2 GiB of 8.0 GiB (40%), 12 s", "LABEL: 3 of 10, 12 s", "LABEL, 12 s"; a status
+// goes before the time: "LABEL: 3 of 10, loss 0.31, 12 s".
 std::string progressLineText(const std::string& label, int64_t done, int64_t total,
-                             ProgressUnit unit, double seconds);
+                             ProgressUnit unit, double seconds, const std::string& status = "");
 
 // "12 s", "1 min 12 s", "2 h 5 min".
 std::string formatDuration(double seconds);

@@ -129,6 +129,18 @@ std::unique_ptr<Graph> loadForTraining(const TrainOptions& options,
   return model;
 }
 
+// The progress line's report of a step: its loss and rate, and on virtual GPUs the rate on the
+// sim's clock ("loss 0.3125, 5900 samples/s, 360815 per simulated s").
+std::string stepStatus(double loss, int64_t rows, double seconds,
+                       std::optional<double> simulatedMs) {
+  std::string status = fmt::format("loss {:.5g}, {:.0f} samples/s", loss,
+                                   static_cast<double>(rows) / std::max(seconds, 1e-9));
+  if (simulatedMs)
+    status += fmt::format(", {:.0f} per simulated s",
+                          static_cast<double>(rows) / std::max(*simulatedMs, 1e-9) * 1e3);
+  return status;
+}
+
 double scalarLoss(const Tensor& loss) {
   return loss.dtype() == DType::F64 ? loadDoubleAt(DType::F64, loss.data(), 0)
                                     : loadFloatAt(loss.dtype(), loss.data(), 0);
@@ -310,6 +322,7 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
                      lastLoss, epoch + 1, step);
       records.step({epoch + 1, step, rows, lastLoss, program.graph().attrs().getFloat("lr", 0),
                     seconds.count(), program.lastSimulatedMs()});
+      progress.describe(stepStatus(lastLoss, rows, seconds.count(), program.lastSimulatedMs()));
       progress.advance();
       done = settings.steps && step >= *settings.steps;
     }
