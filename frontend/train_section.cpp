@@ -57,9 +57,10 @@ void ModelBuilder::readOptimizer(const YamlNode& spec) {
 
 void ModelBuilder::readTrainSection(const YamlNode& train) {
   reader_.requireMap(train, "train");
-  reader_.checkKeys(train,
-                    {"loss", "optimizer", "batch_size", "epochs", "shuffle", "drop_last", "frozen"},
-                    "train");
+  reader_.checkKeys(
+      train,
+      {"loss", "optimizer", "batch_size", "epochs", "shuffle", "drop_last", "frozen", "autocast"},
+      "train");
   Attrs& attrs = graph_->attrs();
   YamlNode loss = reader_.required(train, "loss", "train");
   std::string lossName = reader_.name(loss, "the loss");
@@ -71,6 +72,12 @@ void ModelBuilder::readTrainSection(const YamlNode& train) {
     int64_t value = reader_.integer(train[key], key);
     if (value < 1) reader_.fail(train[key], "train: {} must be at least 1, got {}", key, value);
     attrs.set(std::string("train_") + key, value);
+  }
+  if (train["autocast"]) {
+    std::string dtype = reader_.scalar(train["autocast"], "autocast");
+    if (dtype != "bf16")
+      reader_.fail(train["autocast"], "train: autocast '{}' is not supported (bf16 is)", dtype);
+    attrs.set("autocast", dtype);
   }
   for (const char* key : {"shuffle", "drop_last"})
     if (train[key]) attrs.set(std::string("train_") + key, reader_.boolean(train[key], key));

@@ -4,6 +4,7 @@
 
 #include "passes/assign_devices.h"
 #include "passes/assign_streams.h"
+#include "passes/autocast.h"
 #include "passes/autodiff.h"
 #include "passes/batch_transfers.h"
 #include "passes/data_parallel.h"
@@ -35,6 +36,7 @@ std::unique_ptr<Pass> make() {
 constexpr Registration kPasses[] = {
     {"assign-devices", &make<AssignDevicesPass>},
     {"assign-streams", &make<AssignStreamsPass>},
+    {"autocast", &make<AutocastPass>},
     {"autodiff", &make<AutodiffPass>},
     {"batch-transfers", &make<BatchTransfersPass>},
     {"data-parallel", &make<DataParallelPass>},

@@ -47,6 +47,9 @@ std::vector<std::string> trainingPipeline() {
   // The forward as model.train() runs it (batch statistics, dropout masks), before
   // data-parallel and pipeline-stages split the batch, which combine its statistics exactly.
   passes.insert(std::find(passes.begin(), passes.end(), "data-parallel"), "train-mode");
+  // Mixed precision (train: autocast) before it: the casts are then split, trained through
+  // and placed as any other op.
+  passes.insert(std::find(passes.begin(), passes.end(), "train-mode"), "autocast");
   return passes;
 }
 

@@ -22,6 +22,10 @@ with 10 classes):
      summation obeys; see check_networks.py). BatchNorm's num_batches_tracked is not among them:
      the ONNX file has no such tensor.
 
+With SGD, the small networks also train with --autocast bf16, against torch.autocast("cpu",
+dtype=torch.bfloat16): each step's loss within AUTOCAST_MARGIN times the distance of torch's
+bf16 run from its f32 run, and not the f32 run's.
+
 Runs with Debian's python3 and its torch and torchvision, plus safetensors (the venv of
 scripts/torch-env.sh). Exit status: 0 all match, 1 a mismatch or a gxc failure (listed with the
 command that reproduces it), 77 torch, torchvision or safetensors is missing (the test is
@@ -43,6 +47,12 @@ STEPS = 3
 IMAGE = (3, 32, 32)
 CLASSES = 10
 OPTIMIZERS = {"sgd": {"lr": 0.01}, "adamw": {"lr": 1e-3}}
+# Mixed precision (--autocast bf16) is checked on the small networks with SGD: gxc's losses
+# against torch.autocast(dtype=torch.bfloat16)'s, within AUTOCAST_MARGIN times the distance of
+# torch's own bf16 run from its f32 run (gxc keeps the activations between a matmul and the next
+# in f32 where torch keeps them in bf16, so the two bf16 runs round differently).
+AUTOCAST_NETWORKS = {"mlp", "small_cnn"}
+AUTOCAST_MARGIN = 2.0
 PLATFORMS = {"cpu": ["--devices", "cpu"],
              "sim2dp": ["--sim-gpus", "2", "--placement", "data-parallel"]}
 
@@ -91,14 +101,15 @@ def make_optimizer(name, params):
     return torch.optim.AdamW(params, lr=settings["lr"], weight_decay=0.01)
 
 
-def train_in_torch(module, optimizer_name, images, labels):
+def train_in_torch(module, optimizer_name, images, labels, autocast=False):
     module.train()
     optimizer = make_optimizer(optimizer_name, module.parameters())
     losses = []
     for step in range(STEPS):
         rows = slice(step * BATCH, (step + 1) * BATCH)
-        loss = F.cross_entropy(module(torch.from_numpy(images[rows])),
-                               torch.from_numpy(labels[rows]))
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            loss = F.cross_entropy(module(torch.from_numpy(images[rows])),
+                                   torch.from_numpy(labels[rows]))
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
@@ -110,7 +121,8 @@ def train_in_torch(module, optimizer_name, images, labels):
         target = torch.from_numpy(labels)
         validation = {"val_loss": F.cross_entropy(logits, target).item(),
                       "val_accuracy": (logits.argmax(1) == target).double().mean().item()}
-    return losses, validation, {k: v.detach().numpy() for k, v in module.state_dict().items()}
+    # copies: the module trains on in place when the next run loads its initial weights
+    return losses, validation, {k: v.detach().numpy().copy() for k, v in module.state_dict().items()}
 
 
 def relative_error(ours, theirs):
@@ -149,6 +161,38 @@ def compare(losses, validation, state, log_path, saved_path):
     return problems
 
 
+def gxc_train(gxc, onnx_path, data_path, optimizer_name, out, extra):
+    out.mkdir(exist_ok=True)
+    return [gxc, "train", str(onnx_path), "--data", str(data_path), "--loss", "cross_entropy",
+            "--target", "labels", "--optimizer", optimizer_name, "--lr",
+            str(OPTIMIZERS[optimizer_name]["lr"]), "--batch-size", str(BATCH), "--epochs", "1",
+            "--no-shuffle", "--log", str(out / "log.jsonl"), *extra]
+
+
+def run_gxc(command):
+    """Why the command failed, or [] when it exited 0."""
+    run = subprocess.run(command, capture_output=True, text=True)
+    return [f"exit {run.returncode}: {run.stderr.strip()[-2000:]}"] if run.returncode else []
+
+
+def compare_autocast(f32_losses, bf16_losses, log_path):
+    """gxc's bf16 losses against torch.autocast's, within the distance torch's own bf16 run
+    keeps from its f32 run (AUTOCAST_MARGIN times the largest over the steps); and not the f32
+    losses, which would mean nothing was cast."""
+    logged = [json.loads(line)["loss"] for line in log_path.read_text().splitlines()]
+    if len(logged) != len(bf16_losses):
+        return [f"{len(logged)} steps logged, PyTorch took {len(bf16_losses)}"]
+    gap = max(abs(a - b) for a, b in zip(bf16_losses, f32_losses))
+    problems = []
+    for step, (ours, theirs) in enumerate(zip(logged, bf16_losses), 1):
+        if abs(ours - theirs) > AUTOCAST_MARGIN * gap:
+            problems.append(f"step {step}: loss {ours:.7g}, torch.autocast's {theirs:.7g} (torch's "
+                            f"bf16 run is within {gap:.3g} of its f32 run)")
+    if max(abs(a - b) for a, b in zip(logged, f32_losses)) < 1e-6:
+        problems.append("the losses are the f32 run's: nothing ran in bf16")
+    return problems
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gxc", required=True)
@@ -165,6 +209,16 @@ def main():
     data_path = work / "train.npz"
     np.savez(data_path, image=images, labels=labels)
     failures = 0
+
+    def report(what, problems, command, detail):
+        nonlocal failures
+        if problems:
+            failures += 1
+            print(f"FAIL {what}: " + "; ".join(problems[:8]))
+            print("  " + shlex.join(command))
+        else:
+            print(f"ok {what}: {detail}")
+
     for network in args.networks.split(","):
         torch.manual_seed(0)
         module = NETWORKS[network]()
@@ -174,30 +228,30 @@ def main():
         for optimizer_name, settings in OPTIMIZERS.items():
             module.load_state_dict(initial)
             losses, validation, state = train_in_torch(module, optimizer_name, images, labels)
+            if optimizer_name == "sgd" and network in AUTOCAST_NETWORKS:
+                module.load_state_dict(initial)
+                autocast_losses = train_in_torch(module, optimizer_name, images, labels,
+                                                 autocast=True)[0]
             for platform, platform_args in PLATFORMS.items():
                 out = work / f"{network}-{optimizer_name}-{platform}"
-                out.mkdir(exist_ok=True)
-                command = [args.gxc, "train", str(onnx_path), "--data", str(data_path),
-                           "--loss", "cross_entropy", "--target", "labels",
-                           "--optimizer", optimizer_name, "--lr", str(settings["lr"]),
-                           "--batch-size", str(BATCH), "--epochs", "1", "--no-shuffle",
-                           "--val", str(data_path),
-                           "--log", str(out / "log.jsonl"), "--save",
-                           str(out / "trained.safetensors"), *platform_args]
-                run = subprocess.run(command, capture_output=True, text=True)
-                what = f"{network} {optimizer_name} on {platform}"
-                problems = ([f"exit {run.returncode}: {run.stderr.strip()[-2000:]}"]
-                            if run.returncode else
-                            compare(losses, validation, state, out / "log.jsonl",
-                                    out / "trained.safetensors"))
-                if problems:
-                    failures += 1
-                    print(f"FAIL {what}: " + "; ".join(problems[:8]))
-                    print("  " + shlex.join(command))
-                else:
-                    print(f"ok {what}: losses {', '.join(f'{x:.5f}' for x in losses)}; "
-                          f"validation {validation['val_loss']:.5f}, accuracy "
-                          f"{validation['val_accuracy']:.3f}")
+                command = gxc_train(args.gxc, onnx_path, data_path, optimizer_name, out,
+                                    [*platform_args, "--val", str(data_path), "--save",
+                                     str(out / "trained.safetensors")])
+                problems = run_gxc(command) or compare(losses, validation, state,
+                                                      out / "log.jsonl",
+                                                      out / "trained.safetensors")
+                report(f"{network} {optimizer_name} on {platform}", problems, command,
+                       f"losses {', '.join(f'{x:.5f}' for x in losses)}; validation "
+                       f"{validation['val_loss']:.5f}, accuracy {validation['val_accuracy']:.3f}")
+                if optimizer_name != "sgd" or network not in AUTOCAST_NETWORKS:
+                    continue
+                out = work / f"{network}-{optimizer_name}-{platform}-autocast"
+                command = gxc_train(args.gxc, onnx_path, data_path, optimizer_name, out,
+                                    [*platform_args, "--autocast", "bf16"])
+                problems = run_gxc(command) or compare_autocast(losses, autocast_losses,
+                                                                out / "log.jsonl")
+                report(f"{network} {optimizer_name} on {platform}, autocast bf16", problems,
+                       command, f"losses {', '.join(f'{x:.5f}' for x in autocast_losses)}")
     sys.exit(1 if failures else 0)
 
 

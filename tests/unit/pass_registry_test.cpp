@@ -36,7 +36,8 @@ TEST(PassRegistryTest, PassListRefusesUnknownNamesListingTheValidOnes) {
   } catch (const Error& error) {
     EXPECT_EQ(error.kind(), ErrorKind::Usage);
     EXPECT_EQ(error.message(),
-              "unknown pass '' (passes: assign-devices, assign-streams, autodiff, batch-transfers, "
+              "unknown pass '' (passes: assign-devices, assign-streams, autocast, autodiff, "
+              "batch-transfers, "
               "data-parallel, fuse, infer-shapes, insert-copies, optimizer, pipeline-stages, "
               "plan-memory, replicate-update, split-layers, train-mode)");
   }

@@ -183,6 +183,8 @@ int gxcMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
         ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
     trainCommand->add_option("--lr", train.lr, "learning rate (overrides train:)");
     trainCommand->add_option("--optimizer", train.optimizer, "sgd | adam | adamw");
+    trainCommand->add_option("--autocast", train.autocast,
+                             "bf16: matmuls and convolutions in bf16, f32 master weights");
     trainCommand->add_option("--loss", train.addedLoss.loss,
                              "a loss over the first output, for a model without train: "
                              "(cross_entropy, mse_loss, ...)");

@@ -66,6 +66,9 @@ TrainSettings readSettings(const Graph& model, const TrainOptions& options) {
 }
 
 void checkTrainOptions(const TrainOptions& options) {
+  if (!options.autocast.empty() && options.autocast != "bf16")
+    usageError("--autocast {}: not supported (bf16 is: matmuls and convolutions in bf16)",
+               options.autocast);
   if (options.addedLoss.loss.empty() && !options.addedLoss.target.empty())
     usageError("--target {}: it names the array --loss compares with; give --loss too",
                options.addedLoss.target);
@@ -105,6 +108,7 @@ void applyOverrides(Graph& model, const TrainOptions& options) {
   }
   if (!options.optimizer.empty()) model.attrs().set("optimizer", options.optimizer);
   if (options.lr) model.attrs().set("lr", *options.lr);
+  if (!options.autocast.empty()) model.attrs().set("autocast", options.autocast);
 }
 
 // --loss's layer over the model's first output, when the command line gives one.

@@ -21,6 +21,7 @@ struct TrainOptions {
   std::optional<double> lr;
   std::string optimizer;   // empty: the model's
   TrainingLoss addedLoss;  // --loss and --target, for a model without a train: section
+  std::string autocast;    // --autocast bf16: overrides train: autocast
   bool noShuffle = false;
   std::string savePath;        // --save FILE.safetensors
   std::string checkpointDir;   // --checkpoint DIR: DIR/epoch-N.safetensors after every epoch
