@@ -2,9 +2,10 @@
 #include "codegen/cuda_emit.h"
 
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <cmath>
-#include <cstring>
+#include <cstdint>
 #include <limits>
 #include <set>
 
@@ -83,9 +84,7 @@ std::string doubleLiteral(double value) {
 
 std::string floatLiteral(float value) {
   if (std::isnan(value) || std::isinf(value)) {
-    uint32_t bits;
-    std::memcpy(&bits, &value, 4);
-    return fmt::format("gxc_bits_float(0x{:08x}u)", bits);
+    return fmt::format("gxc_bits_float(0x{:08x}u)", std::bit_cast<uint32_t>(value));
   }
   // Hexadecimal: exact, so the kernel computes with the very float the reference does.
   return fmt::format("{:a}f", value);
@@ -160,7 +159,8 @@ std::string elementwiseExpr(const Op& op, const std::vector<std::string>& operan
   const std::string& a = operands.at(0);
   if (isElementwiseBinary(op.kind)) {
     std::string b = operands.size() == 2 ? operands[1] : literal(op.attrs.getFloat("scalar", 0.0));
-    if (op.kind == OpKind::Pow) return fmt::format("{}({}, {})", math("pow"), a, b);
+    if (op.kind == OpKind::Pow)
+      return fmt::format("gxc_pow({}, {}, {})", a, b, operands.size() == 1);
     if (op.kind == OpKind::Minimum) return fmt::format("gxc_minimum({}, {})", a, b);
     if (op.kind == OpKind::Maximum) return fmt::format("gxc_maximum({}, {})", a, b);
     const char* symbol = op.kind == OpKind::Add   ? "+"

@@ -153,6 +153,12 @@ GXC_FN float gxc_minimum(float a, float b) {
 GXC_FN float gxc_maximum(float a, float b) {
   return a != a || b != b ? gxc_nan() : (a > b ? a : b);
 }
+// torch.pow: powf for a tensor exponent; for a number (the `scalar` attribute), torch's sqrt and
+// rsqrt where it is 0.5 or -0.5 (NaN at -inf, where powf gives +inf, and -0 at -0).
+GXC_FN float gxc_pow(float x, float e, bool number) {
+  if (number && e == 0.5f) return sqrtf(x);
+  return number && e == -0.5f ? 1.0f / sqrtf(x) : powf(x, e);
+}
 GXC_FN float gxc_clamp_lo(float x, float lo) { return x < lo ? lo : x; }
 GXC_FN float gxc_clamp_hi(float x, float hi) { return x > hi ? hi : x; }
 GXC_FN float gxc_softplus(float x, float beta, float threshold) {
@@ -179,6 +185,10 @@ GXC_FN double gxc_minimum(double a, double b) {
 }
 GXC_FN double gxc_maximum(double a, double b) {
   return a != a || b != b ? (double)gxc_nan() : (a > b ? a : b);
+}
+GXC_FN double gxc_pow(double x, double e, bool number) {
+  if (number && e == 0.5) return sqrt(x);
+  return number && e == -0.5 ? 1.0 / sqrt(x) : pow(x, e);
 }
 GXC_FN double gxc_clamp_lo(double x, double lo) { return x < lo ? lo : x; }
 GXC_FN double gxc_clamp_hi(double x, double hi) { return x > hi ? hi : x; }

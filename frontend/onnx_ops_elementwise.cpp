@@ -26,6 +26,9 @@ std::string binary(OnnxNode& node, const std::string& op, size_t a, size_t b, bo
                    bool commutative = false) {
   auto scalarOperand = [&](size_t constant, size_t other) {
     std::optional<double> value = node.constantScalar(constant);
+    // gxc's pow with a number 0.5 or -0.5 is torch's sqrt or rsqrt (NaN at -inf); ONNX's Pow
+    // is C's pow (+inf and 0 there), which gxc's pow by a tensor is.
+    if (op == "pow" && value && std::abs(*value) == 0.5) return false;
     return value && node.inputType(constant).rank() <= node.inputType(other).rank() &&
            !node.constant(other);
   };

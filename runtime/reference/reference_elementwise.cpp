@@ -147,6 +147,15 @@ T applyBinary(OpKind kind, T a, T b) {
   return T(0);
 }
 
+// torch.pow with a number is its sqrt and rsqrt for 0.5 and -0.5, not C's pow: NaN at -inf
+// (pow gives +inf) and -0 at -0.
+template <typename T>
+T applyWithScalar(OpKind kind, T a, T scalar) {
+  if (kind == OpKind::Pow && scalar == T(0.5)) return std::sqrt(a);
+  if (kind == OpKind::Pow && scalar == T(-0.5)) return T(1) / std::sqrt(a);
+  return applyBinary(kind, a, scalar);
+}
+
 // f64 is computed in double, every other float dtype in f32 (rounded to its dtype on store).
 template <typename T>
 T load(const Tensor& t, int64_t i) {
@@ -181,7 +190,7 @@ Tensor binaryIn(const Op& op, const Tensor& a, const Tensor* b) {
     T scalar = static_cast<T>(op.attrs.getFloat("scalar", 0.0));
     Tensor result = makeResult(op, a.shape());
     for (int64_t i = 0; i < a.numel(); ++i)
-      store<T>(result, i, applyBinary<T>(op.kind, load<T>(a, i), scalar));
+      store<T>(result, i, applyWithScalar<T>(op.kind, load<T>(a, i), scalar));
     return result;
   }
   Shape shape = broadcastShapes(op, a.shape(), b->shape());

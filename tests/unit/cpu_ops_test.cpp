@@ -98,7 +98,7 @@ TEST_P(CpuOpTest, MatchesNumPy) {
   HostExecutor executor(graph);
   std::map<std::string, Tensor> outputs = executor.run(inputs);
   ASSERT_EQ(outputs.count("out"), 1u);
-  fixtures::expectMatchesFixture(outputs.at("out"), c.expected);
+  fixtures::expectMatchesFixture(outputs.at("out"), c.expected, c.name);
   std::filesystem::remove(weightsPath);
 }
 

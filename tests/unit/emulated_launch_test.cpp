@@ -85,7 +85,7 @@ TEST_P(EmulatedLaunchFixtureTest, EveryBlockSizeMatchesTheReference) {
   for (int64_t block : kBlockSizes) {
     Tensor got(type.dtype, type.shape);
     g.kernels.at(block)->run(*step, inputs, got.view());
-    expectCloseToReference(got, want, std::to_string(block) + " threads per block: ");
+    expectCloseToReference(got, want, std::to_string(block) + " threads per block: ", c.name);
   }
 }
 

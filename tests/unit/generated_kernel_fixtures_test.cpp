@@ -2,8 +2,9 @@
 // all cases are ops of ONE graph, so one translation unit and one host build (cached) serve
 // them all (a convolution, a layer_norm or a softmax runs through oneDNN and through its
 // generated kernel, both checked).
-// Each case's result is held to the reference interpreter's on the same operands,
-// within 1e-5 relative for f32 and 1e-2 for f16/bf16 (integers exactly); and every op that is
+// Each case's result is held to the reference interpreter's on the same operands, as
+// expectCloseToReference says (op_fixtures.h: f32 1e-5 and f64 1e-12 relative, f16/bf16 1e-2,
+// integers exactly, NaN and inf as themselves); and every op that is
 // not a GEMM, a copy or a view must have been computed by a generated kernel, not by the
 // reference.
 #include <cmath>
@@ -78,13 +79,13 @@ TEST_P(GeneratedKernelFixtureTest, GeneratedKernelMatchesTheReference) {
   std::vector<const Tensor*> operands;
   for (const Value* value : op->operands) operands.push_back(&g.inputs.at(value->name));
   Tensor want = evaluateReferenceOp(*op, operands);
-  expectCloseToReference(got, want, "");
+  expectCloseToReference(got, want, "", c.name);
   if (step->kind == StepKind::Conv || hostLibraryCallFor(*op)) {
     // The library ran it above (oneDNN); its generated kernel (what the cuda platform runs)
     // must agree with the reference too.
     Tensor generated(type.dtype, type.shape);
     g.kernels->runGeneratedKernel(*step, inputs, generated.view());
-    expectCloseToReference(generated, want, "generated kernel: ");
+    expectCloseToReference(generated, want, "generated kernel: ", c.name);
   }
 }
 

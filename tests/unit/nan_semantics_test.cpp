@@ -1,9 +1,9 @@
 // What PyTorch does with NaN, where a careless kernel would do otherwise: torch.minimum and
 // torch.maximum give NaN if either operand is (C's fminf and fmaxf drop it), torch.clamp and
 // torch.relu keep NaN (`x > 0 ? x : 0` makes it 0), torch.sign gives 0 for NaN and for both
-// zeros. The elementwise fixtures (ops.json) hold
-// no NaN, so these are written out here, and held on the reference interpreter and on the generated
-// host kernels alike.
+// zeros. Written out here as well as in ops.json (op_cases_nonfinite*.py), so that the whole
+// host path of one small graph, not only each op's kernel, is held on the reference interpreter
+// and on the generated host kernels alike.
 #include <cmath>
 #include <limits>
 #include <map>

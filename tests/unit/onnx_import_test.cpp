@@ -308,6 +308,22 @@ TEST_F(OnnxImportTest, OtherSpellingsOfBothFormsAreOneGelu) {
   expectComputes(*imported.graph, [](double x) { return exactGelu(x + 0.25); });
 }
 
+// ONNX's Pow is C's pow; gxc's pow with a number 0.5 or -0.5 is torch's sqrt or rsqrt, NaN at
+// -inf. So a Pow by a constant 0.5 keeps its exponent a tensor (C's pow, +inf at -inf, as
+// ops.json's pow_nonfinite holds), and one by 2 becomes `scalar` as any other constant does.
+TEST_F(OnnxImportTest, PowByAHalfKeepsCsPow) {
+  input("x", {2, 9});
+  scalar("half", 0.5f);
+  scalar("two", 2.0f);
+  node("Pow", {"x", "half"}, {"y"});
+  node("Pow", {"x", "two"}, {"z"});
+  output("y");
+  output("z");
+  ImportedOnnx imported = importOnnx(save(), {});
+  EXPECT_EQ(imported.graph->find("y")->producer->operands.size(), 2u);
+  EXPECT_EQ(imported.graph->find("z")->producer->attrs.getFloat("scalar", 0.0), 2.0);
+}
+
 // What is not a GELU keeps its nodes: a member read outside the cone, a wrong constant, a
 // second tensor where x should be.
 TEST_F(OnnxImportTest, NearGelusKeepTheirNodes) {

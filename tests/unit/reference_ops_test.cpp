@@ -40,7 +40,7 @@ TEST_P(ReferenceOpTest, MatchesNumPy) {
   std::vector<const Tensor*> pointers;
   for (const Tensor& t : inputs) pointers.push_back(&t);
 
-  fixtures::expectMatchesFixture(evaluateReferenceOp(*op, pointers), want);
+  fixtures::expectMatchesFixture(evaluateReferenceOp(*op, pointers), want, c.name);
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, ReferenceOpTest, testing::ValuesIn(allOpCases()),
