@@ -57,15 +57,17 @@ void ModelBuilder::readOptimizer(const YamlNode& spec) {
 
 void ModelBuilder::readTrainSection(const YamlNode& train) {
   reader_.requireMap(train, "train");
-  reader_.checkKeys(train,
-                    {"loss", "optimizer", "batch_size", "epochs", "shuffle", "drop_last", "frozen"},
-                    "train");
+  reader_.checkKeys(
+      train,
+      {"loss", "optimizer", "schedule", "batch_size", "epochs", "shuffle", "drop_last", "frozen"},
+      "train");
   Attrs& attrs = graph_->attrs();
   YamlNode loss = reader_.required(train, "loss", "train");
   std::string lossName = reader_.name(loss, "the loss");
   if (!graph_->find(lossName)) reader_.fail(loss, "train: loss '{}' is not a layer", lossName);
   attrs.set("train_loss", lossName);
   if (train["optimizer"]) readOptimizer(train["optimizer"]);
+  if (train["schedule"]) readSchedule(train["schedule"]);  // after the optimizer: its lr
   for (const char* key : {"batch_size", "epochs"}) {
     if (!train[key]) continue;
     int64_t value = reader_.integer(train[key], key);

@@ -16,6 +16,9 @@ struct Hyperparameters {
   double momentum = 0, dampening = 0, weightDecay = 0;
   bool nesterov = false;
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  // `lr_per_step`: the 0-d param `optimizer.lr` that the driver writes before each step (a
+  // schedule's value), read where `lr` would be a constant; null: the constant.
+  Value* lrParam = nullptr;
 };
 
 [[noreturn]] void optimizerError(const std::string& text) {
@@ -82,7 +85,10 @@ void sgdUpdate(GradBuilder& b, Graph& graph, const Hyperparameters& h, Value* pa
     assign(b, buffer, next);
     g = h.nesterov ? b.op(OpKind::Add, {g, b.scalarOp(OpKind::Mul, next, h.momentum)}) : next;
   }
-  assign(b, param, b.op(OpKind::Add, {param, b.scalarOp(OpKind::Mul, g, -h.lr)}));
+  if (h.lrParam)
+    assign(b, param, b.op(OpKind::Sub, {param, b.op(OpKind::Mul, {g, h.lrParam})}));
+  else
+    assign(b, param, b.op(OpKind::Add, {param, b.scalarOp(OpKind::Mul, g, -h.lr)}));
 }
 
 // The bias corrections of Adam at step t (the updated count): 1 - beta^t.
@@ -101,8 +107,15 @@ void adamUpdate(GradBuilder& b, Graph& graph, const Hyperparameters& h, Value* p
                 Value* gradient, const BiasCorrections& corrections) {
   Value* g = gradient;
   Value* p = param;
-  if (h.kind == "adamw" && h.weightDecay != 0)
-    p = b.scalarOp(OpKind::Mul, param, 1.0 - h.lr * h.weightDecay);
+  if (h.kind == "adamw" && h.weightDecay != 0) {
+    // p *= 1 - lr weight_decay
+    if (h.lrParam)
+      p = b.op(OpKind::Mul,
+               {param,
+                b.scalarOp(OpKind::Add, b.scalarOp(OpKind::Mul, h.lrParam, -h.weightDecay), 1.0)});
+    else
+      p = b.scalarOp(OpKind::Mul, param, 1.0 - h.lr * h.weightDecay);
+  }
   if (h.kind == "adam" && h.weightDecay != 0)
     g = b.op(OpKind::Add, {g, b.scalarOp(OpKind::Mul, param, h.weightDecay)});
   const SourceLoc& loc = b.forward().loc;
@@ -156,13 +169,24 @@ bool OptimizerPass::run(Graph& graph, const PassContext&) const {
     step = stateParam(graph, "optimizer.step", scalar, first.loc);
     nextStep = stepBuilder.scalarOp(OpKind::Add, step, 1.0);
   }
+  if (graph.attrs().getBool("lr_per_step", false)) {
+    TensorType scalar = updates.front().first->type;
+    scalar.shape = {};
+    Attrs attrs;
+    attrs.set("init", std::string("constant"));
+    attrs.set("value", h.lr);  // until the driver writes it: the step's lr is the constant's
+    attrs.set("seed", int64_t{0});
+    attrs.set("role", std::string("optimizer_state"));
+    h.lrParam = addTrainingParam(graph, "optimizer.lr", scalar, attrs, first.loc);
+  }
   BiasCorrections corrections{};
   Value* firstStep = nullptr;
   if (h.kind == "sgd" && counts) firstStep = stepBuilder.scalarOp(OpKind::Eq, step, 0.0);
   if (h.kind != "sgd") {
     Value* firstMoment = oneMinusPower(stepBuilder, nextStep, h.beta1);
-    corrections.stepSize =
-        stepBuilder.scalarOp(OpKind::Mul, stepBuilder.op(OpKind::Reciprocal, {firstMoment}), h.lr);
+    Value* reciprocal = stepBuilder.op(OpKind::Reciprocal, {firstMoment});
+    corrections.stepSize = h.lrParam ? stepBuilder.op(OpKind::Mul, {reciprocal, h.lrParam})
+                                     : stepBuilder.scalarOp(OpKind::Mul, reciprocal, h.lr);
     corrections.secondMomentRoot =
         stepBuilder.op(OpKind::Sqrt, {oneMinusPower(stepBuilder, nextStep, h.beta2)});
   }

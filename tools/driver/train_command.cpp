@@ -21,6 +21,7 @@
 #include "tools/driver/tensorboard_events.h"
 #include "tools/driver/train_checkpoint.h"
 #include "tools/driver/train_data.h"
+#include "tools/driver/train_schedule.h"
 #include "tools/driver/train_step.h"
 #include "tools/driver/train_validation.h"
 
@@ -36,6 +37,8 @@ struct TrainSettings {
   bool shuffle = true;
   bool dropLast = false;
   int64_t seed = 0;
+  double lr = 0;  // the optimizer's, which a schedule scales
+  std::optional<LrSchedule> schedule;
 };
 
 TrainSettings readSettings(const Graph& model, const TrainOptions& options) {
@@ -60,6 +63,10 @@ TrainSettings readSettings(const Graph& model, const TrainOptions& options) {
   settings.shuffle = !options.noShuffle && attrs.getBool("train_shuffle", true);
   settings.dropLast = attrs.getBool("train_drop_last", false);
   settings.seed = attrs.getInt("seed", 0);
+  settings.lr = options.lr.value_or(attrs.getFloat("lr", 0));
+  settings.schedule = LrSchedule::fromAttrs(attrs, options.compile.modelPath);
+  if (settings.schedule && settings.schedule->setsItsOwnLr() && options.lr)
+    usageError("--lr {}: the model's one_cycle_lr schedule sets the lr (its max_lr)", *options.lr);
   return settings;
 }
 
@@ -229,6 +236,14 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
   model.reset();
   int64_t wholeBatches = data.samples() / batch;
   int64_t rest = settings.dropLast ? 0 : data.samples() % batch;
+  if (settings.schedule) {
+    // The scheduler steps a torch loop would take: one_cycle_lr must cover them all.
+    int64_t perEpoch = wholeBatches + (rest > 0 ? 1 : 0);
+    int64_t batches = settings.epochs * perEpoch;
+    if (settings.steps) batches = std::min(batches, *settings.steps);
+    settings.schedule->checkLength(
+        settings.schedule->perEpoch() ? (batches + perEpoch - 1) / perEpoch : batches);
+  }
 
   // The inputs of a batch of `rows` samples, as the data binds the model's dims; what makes
   // that size is said when an input's fixed dim 0 differs.
@@ -305,6 +320,11 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
       int64_t begin = b * batch;
       int64_t rows = std::min(batch, data.samples() - begin);
       StepProgram& program = steps.forRows(rows);
+      double lr = settings.lr;
+      if (settings.schedule) {
+        lr = settings.schedule->at(settings.lr, settings.schedule->perEpoch() ? epoch : step);
+        program.setLr(lr);
+      }
       auto start = std::chrono::steady_clock::now();
       std::map<std::string, Tensor> outputs = program.run(
           data.gather(std::vector<int64_t>(order.begin() + begin, order.begin() + begin + rows)),
@@ -317,8 +337,7 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
                      "the loss became {} at epoch {}, step {}: training stopped (a smaller "
                      "--lr often helps)",
                      lastLoss, epoch + 1, step);
-      records.step(epoch + 1, step, lastLoss, program.graph().attrs().getFloat("lr", 0),
-                   rows / std::max(seconds.count(), 1e-9));
+      records.step(epoch + 1, step, lastLoss, lr, rows / std::max(seconds.count(), 1e-9));
       progress.advance();
       done = settings.steps && step >= *settings.steps;
     }

@@ -55,6 +55,14 @@ void StepProgram::setParamValues(const std::map<std::string, Tensor>& values) {
     sim_->setParamValues(values);
 }
 
+void StepProgram::setLr(double lr) {
+  const Value* param = compiled_.graph->find("optimizer.lr");
+  GXC_CHECK(param, "the training step has no param optimizer.lr for its schedule's lr");
+  Tensor value(param->type.dtype, {});
+  value.storeDouble(0, lr);
+  setParamValues({{"optimizer.lr", std::move(value)}});
+}
+
 TrainingSteps::TrainingSteps(Compile compile, int64_t batch) : compile_(std::move(compile)) {
   current_ = programs_.emplace(batch, compile_(batch)).first->second.get();
 }

@@ -37,6 +37,9 @@ class StepProgram {
                                     StepRecord* record = nullptr);
   std::map<std::string, Tensor> paramValues();
   void setParamValues(const std::map<std::string, Tensor>& values);
+  // The lr of the next run, where the step reads it from the param `optimizer.lr` (a schedule's
+  // step, passes/optimizer.h).
+  void setLr(double lr);
 
  private:
   CompiledModel compiled_;
