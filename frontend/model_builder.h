@@ -56,6 +56,7 @@ class ModelBuilder {
   // train_section.cpp
   void readTrainSection(const YamlNode& train);
   void readOptimizer(const YamlNode& spec);
+  void readClipGradNorm(const YamlNode& spec);
   // train_schedule.cpp
   void readSchedule(const YamlNode& spec);
   void readSchedulePart(const std::string& kind, const YamlNode& key, const YamlNode& options,

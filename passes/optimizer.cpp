@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "passes/autodiff_rules.h"
+#include "passes/optimizer_clip.h"
 
 namespace gxc {
 namespace {
@@ -156,6 +157,7 @@ bool OptimizerPass::run(Graph& graph, const PassContext&) const {
   if (updates.empty())
     throw Error(ErrorKind::Model, {},
                 "optimizer: the graph has no gradient outputs grad.NAME (run autodiff first)");
+  if (graph.attrs().has("clip_grad_max_norm")) clipGradNorm(graph, updates);
 
   // The step count, where the update depends on it.
   bool counts = h.kind != "sgd" || (h.momentum != 0 && h.dampening != 0);
