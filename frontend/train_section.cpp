@@ -79,8 +79,8 @@ void ModelBuilder::readClipGradNorm(const YamlNode& spec) {
 void ModelBuilder::readTrainSection(const YamlNode& train) {
   reader_.requireMap(train, "train");
   reader_.checkKeys(train,
-                    {"loss", "optimizer", "schedule", "clip_grad_norm", "batch_size", "epochs",
-                     "shuffle", "drop_last", "frozen"},
+                    {"loss", "optimizer", "schedule", "clip_grad_norm", "accumulate", "batch_size",
+                     "epochs", "shuffle", "drop_last", "frozen"},
                     "train");
   Attrs& attrs = graph_->attrs();
   YamlNode loss = reader_.required(train, "loss", "train");
@@ -90,6 +90,13 @@ void ModelBuilder::readTrainSection(const YamlNode& train) {
   if (train["optimizer"]) readOptimizer(train["optimizer"]);
   if (train["schedule"]) readSchedule(train["schedule"]);  // after the optimizer: its lr
   if (train["clip_grad_norm"]) readClipGradNorm(train["clip_grad_norm"]);
+  // accumulate: micro-batches of batch_size per optimizer step (an attribute of its own name:
+  // the optimizer pass reads it too).
+  if (YamlNode micro = train["accumulate"]) {
+    int64_t value = reader_.integer(micro, "accumulate");
+    if (value < 1) reader_.fail(micro, "train: accumulate must be at least 1, got {}", value);
+    attrs.set("accumulate", value);
+  }
   for (const char* key : {"batch_size", "epochs"}) {
     if (!train[key]) continue;
     int64_t value = reader_.integer(train[key], key);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "passes/autodiff_rules.h"
+#include "passes/optimizer_accumulate.h"
 #include "passes/optimizer_clip.h"
 
 namespace gxc {
@@ -20,6 +21,9 @@ struct Hyperparameters {
   // `lr_per_step`: the 0-d param `optimizer.lr` that the driver writes before each step (a
   // schedule's value), read where `lr` would be a constant; null: the constant.
   Value* lrParam = nullptr;
+  // `accumulate` K >= 2: whether this run ends K micro-batches (passes/optimizer_accumulate.h);
+  // the update's writes happen only then. Null: every run is a step.
+  Value* applied = nullptr;
 };
 
 [[noreturn]] void optimizerError(const std::string& text) {
@@ -66,7 +70,9 @@ Value* stateParam(Graph& graph, const std::string& name, const TensorType& type,
   return addTrainingParam(graph, name, type, attrs, loc);
 }
 
-void assign(GradBuilder& b, Value* param, Value* value) {
+// param := value, or where `applied` is given, only when it is true.
+void assign(GradBuilder& b, Value* param, Value* value, Value* applied = nullptr) {
+  if (applied) value = b.op(OpKind::Where, {applied, value, param});
   b.op(OpKind::Assign, {param, value}, {}, param->name);
 }
 
@@ -83,13 +89,13 @@ void sgdUpdate(GradBuilder& b, Graph& graph, const Hyperparameters& h, Value* pa
     Value* damped = h.dampening == 0 ? g : b.scalarOp(OpKind::Mul, g, 1.0 - h.dampening);
     Value* next = b.op(OpKind::Add, {b.scalarOp(OpKind::Mul, buffer, h.momentum), damped});
     if (firstStep) next = b.op(OpKind::Where, {firstStep, g, next});
-    assign(b, buffer, next);
+    assign(b, buffer, next, h.applied);
     g = h.nesterov ? b.op(OpKind::Add, {g, b.scalarOp(OpKind::Mul, next, h.momentum)}) : next;
   }
   if (h.lrParam)
-    assign(b, param, b.op(OpKind::Sub, {param, b.op(OpKind::Mul, {g, h.lrParam})}));
+    assign(b, param, b.op(OpKind::Sub, {param, b.op(OpKind::Mul, {g, h.lrParam})}), h.applied);
   else
-    assign(b, param, b.op(OpKind::Add, {param, b.scalarOp(OpKind::Mul, g, -h.lr)}));
+    assign(b, param, b.op(OpKind::Add, {param, b.scalarOp(OpKind::Mul, g, -h.lr)}), h.applied);
 }
 
 // The bias corrections of Adam at step t (the updated count): 1 - beta^t.
@@ -134,9 +140,9 @@ void adamUpdate(GradBuilder& b, Graph& graph, const Hyperparameters& h, Value* p
       b.op(OpKind::Div, {b.op(OpKind::Sqrt, {nextSquare}), corrections.secondMomentRoot}), h.eps);
   Value* delta =
       b.op(OpKind::Mul, {b.op(OpKind::Div, {nextMean, denominator}), corrections.stepSize});
-  assign(b, mean, nextMean);
-  assign(b, square, nextSquare);
-  assign(b, param, b.op(OpKind::Sub, {p, delta}));
+  assign(b, mean, nextMean, h.applied);
+  assign(b, square, nextSquare, h.applied);
+  assign(b, param, b.op(OpKind::Sub, {p, delta}), h.applied);
 }
 
 }  // namespace
@@ -157,6 +163,8 @@ bool OptimizerPass::run(Graph& graph, const PassContext&) const {
   if (updates.empty())
     throw Error(ErrorKind::Model, {},
                 "optimizer: the graph has no gradient outputs grad.NAME (run autodiff first)");
+  // torch's order: the micro-batches' gradients summed, then clipped, then the step.
+  if (graph.attrs().getInt("accumulate", 1) > 1) h.applied = accumulateGradients(graph, updates);
   if (graph.attrs().has("clip_grad_max_norm")) clipGradNorm(graph, updates);
 
   // The step count, where the update depends on it.
@@ -199,7 +207,7 @@ bool OptimizerPass::run(Graph& graph, const PassContext&) const {
     else
       adamUpdate(builder, graph, h, param, gradient, corrections);
   }
-  if (step) assign(stepBuilder, step, nextStep);
+  if (step) assign(stepBuilder, step, nextStep, h.applied);
   // train-mode's step count of the dropout masks: one more, once everything has read it.
   for (Op* op : std::vector<Op*>(graph.ops())) {
     if (op->kind != OpKind::Param || op->attrs.getString("role", "") != "rng_state") continue;

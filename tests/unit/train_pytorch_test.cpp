@@ -140,13 +140,13 @@ TEST_P(TrainPyTorchTest, LossesAndFinalParamsMatchPyTorch) {
 
 INSTANTIATE_TEST_SUITE_P(Cases, TrainPyTorchTest, ::testing::ValuesIn(kCases));
 
-// What a training loop adds to the step: learning-rate schedules (per step and per epoch) and
-// gradient clipping (2-norm, inf-norm). Each on the host and on two data-parallel virtual
-// GPUs, whose replicas must all see the lr the driver writes and clip by the norm of the
-// summed gradients.
-const std::vector<std::string> kLoopCases = {"mlp_sgd_warmup_cosine", "mlp_adamw_one_cycle",
-                                             "mlp_adam_step_epoch", "mlp_sgd_clip",
-                                             "mlp_adam_clip_inf"};
+// What a training loop adds to the step: learning-rate schedules (per step and per epoch),
+// gradient clipping (2-norm, inf-norm) and accumulation over micro-batches. Each on the host
+// and on two data-parallel virtual GPUs, whose replicas must all see the scalars the driver
+// writes and clip by the norm of the summed gradients.
+const std::vector<std::string> kLoopCases = {
+    "mlp_sgd_warmup_cosine", "mlp_adamw_one_cycle", "mlp_adam_step_epoch", "mlp_sgd_clip",
+    "mlp_adam_clip_inf",     "mlp_sgd_accumulate",  "mlp_adam_accumulate"};
 
 class TrainLoopVsPyTorchTest : public ::testing::TestWithParam<std::string> {};
 

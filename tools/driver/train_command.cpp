@@ -37,7 +37,8 @@ struct TrainSettings {
   bool shuffle = true;
   bool dropLast = false;
   int64_t seed = 0;
-  double lr = 0;  // the optimizer's, which a schedule scales
+  double lr = 0;           // the optimizer's, which a schedule scales
+  int64_t accumulate = 1;  // micro-batches per optimizer step
   std::optional<LrSchedule> schedule;
 };
 
@@ -64,6 +65,7 @@ TrainSettings readSettings(const Graph& model, const TrainOptions& options) {
   settings.dropLast = attrs.getBool("train_drop_last", false);
   settings.seed = attrs.getInt("seed", 0);
   settings.lr = options.lr.value_or(attrs.getFloat("lr", 0));
+  settings.accumulate = attrs.getInt("accumulate", 1);
   settings.schedule = LrSchedule::fromAttrs(attrs, options.compile.modelPath);
   if (settings.schedule && settings.schedule->setsItsOwnLr() && options.lr)
     usageError("--lr {}: the model's one_cycle_lr schedule sets the lr (its max_lr)", *options.lr);
@@ -240,9 +242,10 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
     // The scheduler steps a torch loop would take: one_cycle_lr must cover them all.
     int64_t perEpoch = wholeBatches + (rest > 0 ? 1 : 0);
     int64_t batches = settings.epochs * perEpoch;
-    if (settings.steps) batches = std::min(batches, *settings.steps);
-    settings.schedule->checkLength(
-        settings.schedule->perEpoch() ? (batches + perEpoch - 1) / perEpoch : batches);
+    if (settings.steps) batches = std::min(batches, *settings.steps * settings.accumulate);
+    settings.schedule->checkLength(settings.schedule->perEpoch()
+                                       ? (batches + perEpoch - 1) / perEpoch
+                                       : batches / settings.accumulate);
   }
 
   // The inputs of a batch of `rows` samples, as the data binds the model's dims; what makes
@@ -303,6 +306,13 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
     firstEpoch = resumed.epochsDone;
     step = resumed.stepsDone;
   }
+  // Accumulation: the micro-batches run since the last optimizer step (counted over the run, as
+  // a torch loop that steps on every K-th micro-batch; a checkpoint ends an epoch), with their
+  // summed loss, samples and time.
+  const int64_t micro = settings.accumulate;
+  int64_t pending = firstEpoch * (wholeBatches + (rest > 0 ? 1 : 0)) % micro;
+  double lossSum = 0, seconds = 0;
+  int64_t samples = 0;
   StepRecords records(options);
   // --report and --trace describe the last step, as `gxc run` describes its run.
   bool recording = !options.reportPath.empty() || !options.tracePath.empty();
@@ -321,24 +331,32 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
       int64_t rows = std::min(batch, data.samples() - begin);
       StepProgram& program = steps.forRows(rows);
       double lr = settings.lr;
-      if (settings.schedule) {
+      if (settings.schedule)
         lr = settings.schedule->at(settings.lr, settings.schedule->perEpoch() ? epoch : step);
-        program.setLr(lr);
-      }
+      program.setStepScalars(settings.schedule ? std::optional(lr) : std::nullopt,
+                             micro > 1 ? std::optional(pending + 1 == micro) : std::nullopt);
       auto start = std::chrono::steady_clock::now();
       std::map<std::string, Tensor> outputs = program.run(
           data.gather(std::vector<int64_t>(order.begin() + begin, order.begin() + begin + rows)),
           recording ? &lastStep : nullptr);
-      std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start;
-      lastLoss = scalarLoss(outputs.at(settings.loss));
-      ++step;
-      if (!std::isfinite(lastLoss))
+      seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      double loss = scalarLoss(outputs.at(settings.loss));
+      if (!std::isfinite(loss))
         runtimeError({},
                      "the loss became {} at epoch {}, step {}: training stopped (a smaller "
                      "--lr often helps)",
-                     lastLoss, epoch + 1, step);
-      records.step(epoch + 1, step, lastLoss, lr, rows / std::max(seconds.count(), 1e-9));
+                     loss, epoch + 1, step + 1);
       progress.advance();
+      lossSum += loss;
+      samples += rows;
+      if (++pending < micro) continue;
+      // An optimizer step: its loss is the mean of its micro-batches' (sum of loss / K).
+      ++step;
+      lastLoss = lossSum / static_cast<double>(micro);
+      records.step(epoch + 1, step, lastLoss, lr,
+                   static_cast<double>(samples) / std::max(seconds, 1e-9));
+      pending = samples = 0;
+      lossSum = seconds = 0;
       done = settings.steps && step >= *settings.steps;
     }
     if (validation && b > 0) {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -37,9 +38,10 @@ class StepProgram {
                                     StepRecord* record = nullptr);
   std::map<std::string, Tensor> paramValues();
   void setParamValues(const std::map<std::string, Tensor>& values);
-  // The lr of the next run, where the step reads it from the param `optimizer.lr` (a schedule's
-  // step, passes/optimizer.h).
-  void setLr(double lr);
+  // What the next run reads from the driver (passes/optimizer.h): `lr`, the param
+  // `optimizer.lr` of a schedule's step; `apply`, the param `optimizer.apply` of an
+  // accumulating step (whether this micro-batch ends the K and the update happens).
+  void setStepScalars(std::optional<double> lr, std::optional<bool> apply);
 
  private:
   CompiledModel compiled_;
