@@ -168,6 +168,9 @@ TEST_P(TrainOnGpuTest, LossesAndFinalParamsMatchPyTorch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, TrainOnGpuTest, ::testing::ValuesIn(kCases));
+// The loop's cases too: the scalars the driver writes before each step (the lr, whether the
+// update applies) reach the params on the GPU.
+INSTANTIATE_TEST_SUITE_P(LoopCases, TrainOnGpuTest, ::testing::ValuesIn(kLoopCases));
 
 }  // namespace
 }  // namespace gxc
