@@ -312,7 +312,7 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
   const int64_t micro = settings.accumulate;
   int64_t pending = firstEpoch * (wholeBatches + (rest > 0 ? 1 : 0)) % micro;
   double lossSum = 0, seconds = 0;
-  int64_t samples = 0;
+  int64_t samples = 0, seen = 0;  // `seen`: of the pending ones, those this process ran
   StepRecords records(options);
   // --report and --trace describe the last step, as `gxc run` describes its run.
   bool recording = !options.reportPath.empty() || !options.tracePath.empty();
@@ -349,13 +349,15 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
       progress.advance();
       lossSum += loss;
       samples += rows;
+      ++seen;
       if (++pending < micro) continue;
-      // An optimizer step: its loss is the mean of its micro-batches' (sum of loss / K).
+      // An optimizer step: its loss is the mean of its micro-batches' (sum of loss / K), of
+      // those run since --resume where it went on from a checkpoint inside the K.
       ++step;
-      lastLoss = lossSum / static_cast<double>(micro);
+      lastLoss = lossSum / static_cast<double>(seen);
       records.step(epoch + 1, step, lastLoss, lr,
                    static_cast<double>(samples) / std::max(seconds, 1e-9));
-      pending = samples = 0;
+      pending = samples = seen = 0;
       lossSum = seconds = 0;
       done = settings.steps && step >= *settings.steps;
     }
