@@ -56,6 +56,11 @@ class ModelBuilder {
   // train_section.cpp
   void readTrainSection(const YamlNode& train);
   void readOptimizer(const YamlNode& spec);
+  void readClipGradNorm(const YamlNode& spec);
+  // train_schedule.cpp
+  void readSchedule(const YamlNode& spec);
+  void readSchedulePart(const std::string& kind, const YamlNode& key, const YamlNode& options,
+                        int index);
   void openWeights(const YamlNode& root);
   // Every param not declared with an init of its own is in the weights file (unless
   // --weights-partial), and every tensor of the file is a param's.

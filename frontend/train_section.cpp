@@ -55,18 +55,48 @@ void ModelBuilder::readOptimizer(const YamlNode& spec) {
   }
 }
 
+// torch.nn.utils.clip_grad_norm_(params, max_norm, norm_type), before every optimizer step.
+void ModelBuilder::readClipGradNorm(const YamlNode& spec) {
+  reader_.requireMap(spec, "train: clip_grad_norm");
+  reader_.checkKeys(spec, {"max_norm", "norm_type"}, "train: clip_grad_norm");
+  YamlNode maxNorm = reader_.required(spec, "max_norm", "train: clip_grad_norm");
+  double value = reader_.number(maxNorm, "max_norm");
+  if (!(value > 0) || !std::isfinite(value))
+    reader_.fail(maxNorm, "train: clip_grad_norm: max_norm is {}; it must be a finite number > 0",
+                 value);
+  graph_->attrs().set("clip_grad_max_norm", value);
+  double p = 2;
+  if (YamlNode type = spec["norm_type"]) {
+    const std::string& text = type.isScalar() ? type.scalar() : "";
+    p = text == "inf" || text == ".inf" ? INFINITY : reader_.number(type, "norm_type");
+    if (!(p > 0) || std::isnan(p))
+      reader_.fail(type, "train: clip_grad_norm: norm_type is {}; it must be a number > 0 or inf",
+                   p);
+  }
+  graph_->attrs().set("clip_grad_norm_type", p);
+}
+
 void ModelBuilder::readTrainSection(const YamlNode& train) {
   reader_.requireMap(train, "train");
-  reader_.checkKeys(
-      train,
-      {"loss", "optimizer", "batch_size", "epochs", "shuffle", "drop_last", "frozen", "autocast"},
-      "train");
+  reader_.checkKeys(train,
+                    {"loss", "optimizer", "schedule", "clip_grad_norm", "accumulate", "batch_size",
+                     "epochs", "shuffle", "drop_last", "frozen", "autocast"},
+                    "train");
   Attrs& attrs = graph_->attrs();
   YamlNode loss = reader_.required(train, "loss", "train");
   std::string lossName = reader_.name(loss, "the loss");
   if (!graph_->find(lossName)) reader_.fail(loss, "train: loss '{}' is not a layer", lossName);
   attrs.set("train_loss", lossName);
   if (train["optimizer"]) readOptimizer(train["optimizer"]);
+  if (train["schedule"]) readSchedule(train["schedule"]);  // after the optimizer: its lr
+  if (train["clip_grad_norm"]) readClipGradNorm(train["clip_grad_norm"]);
+  // accumulate: micro-batches of batch_size per optimizer step (an attribute of its own name:
+  // the optimizer pass reads it too).
+  if (YamlNode micro = train["accumulate"]) {
+    int64_t value = reader_.integer(micro, "accumulate");
+    if (value < 1) reader_.fail(micro, "train: accumulate must be at least 1, got {}", value);
+    attrs.set("accumulate", value);
+  }
   for (const char* key : {"batch_size", "epochs"}) {
     if (!train[key]) continue;
     int64_t value = reader_.integer(train[key], key);

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include "passes/autodiff_rules.h"
+#include "passes/optimizer_accumulate.h"
+#include "passes/optimizer_clip.h"
 
 namespace gxc {
 namespace {
@@ -16,6 +18,12 @@ struct Hyperparameters {
   double momentum = 0, dampening = 0, weightDecay = 0;
   bool nesterov = false;
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  // `lr_per_step`: the 0-d param `optimizer.lr` that the driver writes before each step (a
+  // schedule's value), read where `lr` would be a constant; null: the constant.
+  Value* lrParam = nullptr;
+  // `accumulate` K >= 2: whether this run ends K micro-batches (passes/optimizer_accumulate.h);
+  // the update's writes happen only then. Null: every run is a step.
+  Value* applied = nullptr;
 };
 
 [[noreturn]] void optimizerError(const std::string& text) {
@@ -62,7 +70,9 @@ Value* stateParam(Graph& graph, const std::string& name, const TensorType& type,
   return addTrainingParam(graph, name, type, attrs, loc);
 }
 
-void assign(GradBuilder& b, Value* param, Value* value) {
+// param := value, or where `applied` is given, only when it is true.
+void assign(GradBuilder& b, Value* param, Value* value, Value* applied = nullptr) {
+  if (applied) value = b.op(OpKind::Where, {applied, value, param});
   b.op(OpKind::Assign, {param, value}, {}, param->name);
 }
 
@@ -79,10 +89,13 @@ void sgdUpdate(GradBuilder& b, Graph& graph, const Hyperparameters& h, Value* pa
     Value* damped = h.dampening == 0 ? g : b.scalarOp(OpKind::Mul, g, 1.0 - h.dampening);
     Value* next = b.op(OpKind::Add, {b.scalarOp(OpKind::Mul, buffer, h.momentum), damped});
     if (firstStep) next = b.op(OpKind::Where, {firstStep, g, next});
-    assign(b, buffer, next);
+    assign(b, buffer, next, h.applied);
     g = h.nesterov ? b.op(OpKind::Add, {g, b.scalarOp(OpKind::Mul, next, h.momentum)}) : next;
   }
-  assign(b, param, b.op(OpKind::Add, {param, b.scalarOp(OpKind::Mul, g, -h.lr)}));
+  if (h.lrParam)
+    assign(b, param, b.op(OpKind::Sub, {param, b.op(OpKind::Mul, {g, h.lrParam})}), h.applied);
+  else
+    assign(b, param, b.op(OpKind::Add, {param, b.scalarOp(OpKind::Mul, g, -h.lr)}), h.applied);
 }
 
 // The bias corrections of Adam at step t (the updated count): 1 - beta^t.
@@ -101,8 +114,15 @@ void adamUpdate(GradBuilder& b, Graph& graph, const Hyperparameters& h, Value* p
                 Value* gradient, const BiasCorrections& corrections) {
   Value* g = gradient;
   Value* p = param;
-  if (h.kind == "adamw" && h.weightDecay != 0)
-    p = b.scalarOp(OpKind::Mul, param, 1.0 - h.lr * h.weightDecay);
+  if (h.kind == "adamw" && h.weightDecay != 0) {
+    // p *= 1 - lr weight_decay
+    if (h.lrParam)
+      p = b.op(OpKind::Mul,
+               {param,
+                b.scalarOp(OpKind::Add, b.scalarOp(OpKind::Mul, h.lrParam, -h.weightDecay), 1.0)});
+    else
+      p = b.scalarOp(OpKind::Mul, param, 1.0 - h.lr * h.weightDecay);
+  }
   if (h.kind == "adam" && h.weightDecay != 0)
     g = b.op(OpKind::Add, {g, b.scalarOp(OpKind::Mul, param, h.weightDecay)});
   const SourceLoc& loc = b.forward().loc;
@@ -120,9 +140,9 @@ void adamUpdate(GradBuilder& b, Graph& graph, const Hyperparameters& h, Value* p
       b.op(OpKind::Div, {b.op(OpKind::Sqrt, {nextSquare}), corrections.secondMomentRoot}), h.eps);
   Value* delta =
       b.op(OpKind::Mul, {b.op(OpKind::Div, {nextMean, denominator}), corrections.stepSize});
-  assign(b, mean, nextMean);
-  assign(b, square, nextSquare);
-  assign(b, param, b.op(OpKind::Sub, {p, delta}));
+  assign(b, mean, nextMean, h.applied);
+  assign(b, square, nextSquare, h.applied);
+  assign(b, param, b.op(OpKind::Sub, {p, delta}), h.applied);
 }
 
 }  // namespace
@@ -143,6 +163,9 @@ bool OptimizerPass::run(Graph& graph, const PassContext&) const {
   if (updates.empty())
     throw Error(ErrorKind::Model, {},
                 "optimizer: the graph has no gradient outputs grad.NAME (run autodiff first)");
+  // torch's order: the micro-batches' gradients summed, then clipped, then the step.
+  if (graph.attrs().getInt("accumulate", 1) > 1) h.applied = accumulateGradients(graph, updates);
+  if (graph.attrs().has("clip_grad_max_norm")) clipGradNorm(graph, updates);
 
   // The step count, where the update depends on it.
   bool counts = h.kind != "sgd" || (h.momentum != 0 && h.dampening != 0);
@@ -156,13 +179,24 @@ bool OptimizerPass::run(Graph& graph, const PassContext&) const {
     step = stateParam(graph, "optimizer.step", scalar, first.loc);
     nextStep = stepBuilder.scalarOp(OpKind::Add, step, 1.0);
   }
+  if (graph.attrs().getBool("lr_per_step", false)) {
+    TensorType scalar = updates.front().first->type;
+    scalar.shape = {};
+    Attrs attrs;
+    attrs.set("init", std::string("constant"));
+    attrs.set("value", h.lr);  // until the driver writes it: the step's lr is the constant's
+    attrs.set("seed", int64_t{0});
+    attrs.set("role", std::string("optimizer_state"));
+    h.lrParam = addTrainingParam(graph, "optimizer.lr", scalar, attrs, first.loc);
+  }
   BiasCorrections corrections{};
   Value* firstStep = nullptr;
   if (h.kind == "sgd" && counts) firstStep = stepBuilder.scalarOp(OpKind::Eq, step, 0.0);
   if (h.kind != "sgd") {
     Value* firstMoment = oneMinusPower(stepBuilder, nextStep, h.beta1);
-    corrections.stepSize =
-        stepBuilder.scalarOp(OpKind::Mul, stepBuilder.op(OpKind::Reciprocal, {firstMoment}), h.lr);
+    Value* reciprocal = stepBuilder.op(OpKind::Reciprocal, {firstMoment});
+    corrections.stepSize = h.lrParam ? stepBuilder.op(OpKind::Mul, {reciprocal, h.lrParam})
+                                     : stepBuilder.scalarOp(OpKind::Mul, reciprocal, h.lr);
     corrections.secondMomentRoot =
         stepBuilder.op(OpKind::Sqrt, {oneMinusPower(stepBuilder, nextStep, h.beta2)});
   }
@@ -173,7 +207,7 @@ bool OptimizerPass::run(Graph& graph, const PassContext&) const {
     else
       adamUpdate(builder, graph, h, param, gradient, corrections);
   }
-  if (step) assign(stepBuilder, step, nextStep);
+  if (step) assign(stepBuilder, step, nextStep, h.applied);
   // train-mode's step count of the dropout masks: one more, once everything has read it.
   for (Op* op : std::vector<Op*>(graph.ops())) {
     if (op->kind != OpKind::Param || op->attrs.getString("role", "") != "rng_state") continue;

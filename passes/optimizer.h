@@ -4,7 +4,13 @@
 //   NAME), and the graph attributes of the optimizer: `optimizer` ("sgd", "adam" or "adamw"),
 //   `lr`, and as torch.optim has them, `momentum`, `dampening`, `nesterov`, `weight_decay`
 //   (sgd) or `beta1`, `beta2`, `eps`, `weight_decay` (adam, adamw), each with torch's default
-//   when absent.
+//   when absent. With the attribute `lr_per_step` (a `train: schedule:`), lr is not a constant
+//   but the 0-d param `optimizer.lr` (role "optimizer_state", initialized to `lr`), which the
+//   driver overwrites before each step with the schedule's value (tools/driver/train_schedule.h):
+//   one compiled step serves every lr. With `clip_grad_max_norm`, the gradients are clipped
+//   first, as torch.nn.utils.clip_grad_norm_ (passes/optimizer_clip.h). With `accumulate` K
+//   >= 2, the gradients of K runs are summed (divided by K) in buffers first, and the update's
+//   writes happen only on the runs that end K (passes/optimizer_accumulate.h).
 // Guarantees: for every gradient output, the update of torch.optim's single-tensor algorithm
 //   (SGD, Adam, AdamW, amsgrad and maximize off) is appended as elementwise ops, each
 //   param's new value and its state's written back by `assign` ops into their own memory,

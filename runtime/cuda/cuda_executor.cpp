@@ -211,10 +211,12 @@ int64_t CudaExecutor::pinnedAllocations() const {
   return count;
 }
 
-std::map<const Value*, Tensor> CudaExecutor::downloadParams() {
+std::map<const Value*, Tensor> CudaExecutor::downloadParams(
+    const std::map<std::string, Tensor>* only) {
   if (!paramsReady_) uploadParams();
   std::map<const Value*, Tensor> values;
   for (const auto& [value, live] : params_) {
+    if (only && !only->contains(value->producer->attrs.getString("name", value->name))) continue;
     if (live->host) {
       values.emplace(value, *live->host);
       continue;
@@ -234,7 +236,7 @@ std::map<std::string, Tensor> CudaExecutor::paramValues() {
 }
 
 void CudaExecutor::setParamValues(const std::map<std::string, Tensor>& values) {
-  std::map<const Value*, Tensor> params = downloadParams();
+  std::map<const Value*, Tensor> params = downloadParams(&values);
   overwriteParams(params, values);
   for (auto& [value, tensor] : params) {
     Live& live = *params_.at(value);

@@ -120,7 +120,9 @@ class CudaExecutor {
                                     CudaRunReport* report = nullptr);
 
   // The params by name, as they are now (runtime/param_init.h, paramValuesByName), read back
-  // from the GPUs; and overwritten by name (a resume, another step's values), every replica.
+  // from the GPUs; and overwritten by name (a resume, another step's values), every replica:
+  // only the params given are read back and written (a training step's 0-d lr, before every
+  // step, moves 4 bytes each way, not the model).
   std::map<std::string, Tensor> paramValues();
   void setParamValues(const std::map<std::string, Tensor>& values);
 
@@ -144,7 +146,9 @@ class CudaExecutor {
   void checkRunnable() const;
   void planSteps();
   void uploadParams();
-  std::map<const Value*, Tensor> downloadParams();  // every param's values, as a host tensor
+  // Every param's values as host tensors; with `only`, those of the params it names.
+  std::map<const Value*, Tensor> downloadParams(
+      const std::map<std::string, Tensor>* only = nullptr);
   void reserveArenas();
   void checkInputIndices(const std::map<std::string, Tensor>& inputs) const;
   void checkIndicesOnDevice(RunState& state, const KernelStep& step, CudaStream& stream);

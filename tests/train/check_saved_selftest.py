@@ -65,10 +65,19 @@ def check_files(name, case):
         rows[step["epoch"] - 1] += step["rows"]
         if step["step"] != number or not np.isfinite(step["loss"]):
             failures.append(f"{name}: step {number} reads {step}")
-    if rows != [samples] * expected["epochs"] or expected["samples"] != samples:
+    micro = expected.get("accumulate", 1)
+    batches = expected["epochs"] * expected["steps_per_epoch"]
+    if expected["samples"] != samples or (micro == 1 and rows != [samples] * expected["epochs"]):
         failures.append(f"{name}: the steps cover {rows} samples per epoch, the data has {samples}")
-    if len(expected["steps"]) != expected["epochs"] * expected["steps_per_epoch"]:
-        failures.append(f"{name}: {len(expected['steps'])} steps, not epochs x steps_per_epoch")
+    # With accumulation a step takes K batches, which may straddle epochs (its epoch is its last
+    # batch's): every sample of every epoch once, but not epoch by epoch (K dividing the batches).
+    if micro > 1 and batches % micro == 0 and sum(rows) != samples * expected["epochs"]:
+        failures.append(f"{name}: the steps cover {sum(rows)} samples, {expected['epochs']} "
+                        f"epochs of the data {samples * expected['epochs']}")
+    if len(expected["steps"]) != batches // micro or any(
+            step.get("micro_batches", 1) != micro for step in expected["steps"]):
+        failures.append(f"{name}: {len(expected['steps'])} steps, not epochs x steps_per_epoch"
+                        + (f" / {micro} (accumulate)" if micro > 1 else ""))
     initial, final = load_file(folder / "init.safetensors"), load_file(folder / "final.safetensors")
     if initial.keys() != final.keys():
         failures.append(f"{name}: init has {sorted(initial)}, final has {sorted(final)}")

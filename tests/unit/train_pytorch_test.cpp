@@ -80,9 +80,15 @@ void expectTrainsAsPyTorch(const std::string& name, const Platform& platform) {
   const nlohmann::json& steps = expected.at("steps");
   while (std::getline(log, line)) {
     ASSERT_LT(step, steps.size()) << "more steps than PyTorch took";
-    double loss = nlohmann::json::parse(line).at("loss").get<double>();
+    nlohmann::json logged = nlohmann::json::parse(line);
+    double loss = logged.at("loss").get<double>();
     double reference = steps[step].at("loss").get<double>();
     EXPECT_NEAR(loss, reference, 1e-4 * std::max(1.0, std::abs(reference))) << "step " << step + 1;
+    // With a schedule, the lr each step used (--log says it) is torch's scheduler's.
+    if (steps[step].contains("lr")) {
+      double lr = steps[step].at("lr").get<double>();
+      EXPECT_NEAR(logged.at("lr").get<double>(), lr, 1e-6 * lr + 1e-15) << "step " << step + 1;
+    }
     ++step;
   }
   EXPECT_EQ(step, steps.size());
@@ -134,6 +140,23 @@ TEST_P(TrainPyTorchTest, LossesAndFinalParamsMatchPyTorch) {
 
 INSTANTIATE_TEST_SUITE_P(Cases, TrainPyTorchTest, ::testing::ValuesIn(kCases));
 
+// What a training loop adds to the step: learning-rate schedules (per step and per epoch),
+// gradient clipping (2-norm, inf-norm) and accumulation over micro-batches. Each on the host
+// and on two data-parallel virtual GPUs, whose replicas must all see the scalars the driver
+// writes and clip by the norm of the summed gradients.
+const std::vector<std::string> kLoopCases = {
+    "mlp_sgd_warmup_cosine", "mlp_adamw_one_cycle", "mlp_adam_step_epoch", "mlp_sgd_clip",
+    "mlp_adam_clip_inf",     "mlp_sgd_accumulate",  "mlp_adam_accumulate"};
+
+class TrainLoopVsPyTorchTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TrainLoopVsPyTorchTest, LossesLrsAndFinalParamsMatchPyTorch) {
+  for (const Platform& platform : {kPlatforms[0], kPlatforms[3]})
+    expectTrainsAsPyTorch(GetParam(), platform);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, TrainLoopVsPyTorchTest, ::testing::ValuesIn(kLoopCases));
+
 // The same cases on one real GPU (skipped, saying so, where there is none): the step's GEMMs
 // through cuBLASLt in full f32, the rest as generated kernels, the update written into the
 // params where they live on the GPU.
@@ -145,6 +168,9 @@ TEST_P(TrainOnGpuTest, LossesAndFinalParamsMatchPyTorch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, TrainOnGpuTest, ::testing::ValuesIn(kCases));
+// The loop's cases too: the scalars the driver writes before each step (the lr, whether the
+// update applies) reach the params on the GPU.
+INSTANTIATE_TEST_SUITE_P(LoopCases, TrainOnGpuTest, ::testing::ValuesIn(kLoopCases));
 
 }  // namespace
 }  // namespace gxc

@@ -22,6 +22,7 @@
 #include "tools/driver/train_checkpoint.h"
 #include "tools/driver/train_data.h"
 #include "tools/driver/train_records.h"
+#include "tools/driver/train_schedule.h"
 #include "tools/driver/train_step.h"
 #include "tools/driver/train_validation.h"
 
@@ -37,6 +38,9 @@ struct TrainSettings {
   bool shuffle = true;
   bool dropLast = false;
   int64_t seed = 0;
+  double lr = 0;           // the optimizer's, which a schedule scales
+  int64_t accumulate = 1;  // micro-batches per optimizer step
+  std::optional<LrSchedule> schedule;
 };
 
 TrainSettings readSettings(const Graph& model, const TrainOptions& options) {
@@ -62,6 +66,11 @@ TrainSettings readSettings(const Graph& model, const TrainOptions& options) {
   settings.shuffle = !options.noShuffle && attrs.getBool("train_shuffle", true);
   settings.dropLast = attrs.getBool("train_drop_last", false);
   settings.seed = attrs.getInt("seed", 0);
+  settings.lr = options.lr.value_or(attrs.getFloat("lr", 0));
+  settings.accumulate = attrs.getInt("accumulate", 1);
+  settings.schedule = LrSchedule::fromAttrs(attrs, options.compile.modelPath);
+  if (settings.schedule && settings.schedule->setsItsOwnLr() && options.lr)
+    usageError("--lr {}: the model's one_cycle_lr schedule sets the lr (its max_lr)", *options.lr);
   return settings;
 }
 
@@ -131,18 +140,6 @@ std::unique_ptr<Graph> loadForTraining(const TrainOptions& options,
       isOnnxPath(path) ? importOnnx(path, modelOptions).graph : loadModel(path, modelOptions);
   addLossIfAsked(*model, options);
   return model;
-}
-
-// The progress line's report of a step: its loss and rate, and on virtual GPUs the rate on the
-// sim's clock ("loss 0.3125, 5900 samples/s, 360815 per simulated s").
-std::string stepStatus(double loss, int64_t rows, double seconds,
-                       std::optional<double> simulatedMs) {
-  std::string status = fmt::format("loss {:.5g}, {:.0f} samples/s", loss,
-                                   static_cast<double>(rows) / std::max(seconds, 1e-9));
-  if (simulatedMs)
-    status += fmt::format(", {:.0f} per simulated s",
-                          static_cast<double>(rows) / std::max(*simulatedMs, 1e-9) * 1e3);
-  return status;
 }
 
 double scalarLoss(const Tensor& loss) {
@@ -232,6 +229,15 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
   model.reset();
   int64_t wholeBatches = data.samples() / batch;
   int64_t rest = settings.dropLast ? 0 : data.samples() % batch;
+  if (settings.schedule) {
+    // The scheduler steps a torch loop would take: one_cycle_lr must cover them all.
+    int64_t perEpoch = wholeBatches + (rest > 0 ? 1 : 0);
+    int64_t batches = settings.epochs * perEpoch;
+    if (settings.steps) batches = std::min(batches, *settings.steps * settings.accumulate);
+    settings.schedule->checkLength(settings.schedule->perEpoch()
+                                       ? (batches + perEpoch - 1) / perEpoch
+                                       : batches / settings.accumulate);
+  }
 
   // The inputs of a batch of `rows` samples, as the data binds the model's dims; what makes
   // that size is said when an input's fixed dim 0 differs.
@@ -295,6 +301,14 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
     firstEpoch = resumed.epochsDone;
     step = resumed.stepsDone;
   }
+  // Accumulation: the micro-batches run since the last optimizer step (counted over the run, as
+  // a torch loop that steps on every K-th micro-batch; a checkpoint ends an epoch), with their
+  // summed loss, samples and time.
+  const int64_t micro = settings.accumulate;
+  int64_t pending = firstEpoch * (wholeBatches + (rest > 0 ? 1 : 0)) % micro;
+  double lossSum = 0, seconds = 0;
+  int64_t samples = 0, seen = 0;      // `seen`: of the pending ones, those this process ran
+  std::optional<double> simulatedMs;  // of the pending micro-batches, on virtual GPUs
   StepRecords records(options.logPath, options.tensorboardDir);
   // --report and --trace describe the last step, as `gxc run` describes its run.
   bool recording = !options.reportPath.empty() || !options.tracePath.empty();
@@ -312,22 +326,39 @@ int trainModel(const TrainOptions& options, std::ostream& out, std::ostream& err
       int64_t begin = b * batch;
       int64_t rows = std::min(batch, data.samples() - begin);
       StepProgram& program = steps.forRows(rows);
+      double lr = settings.lr;
+      if (settings.schedule)
+        lr = settings.schedule->at(settings.lr, settings.schedule->perEpoch() ? epoch : step);
+      program.setStepScalars(settings.schedule ? std::optional(lr) : std::nullopt,
+                             micro > 1 ? std::optional(pending + 1 == micro) : std::nullopt);
       auto start = std::chrono::steady_clock::now();
       std::map<std::string, Tensor> outputs = program.run(
           data.gather(std::vector<int64_t>(order.begin() + begin, order.begin() + begin + rows)),
           recording ? &lastStep : nullptr);
-      std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start;
-      lastLoss = scalarLoss(outputs.at(settings.loss));
-      ++step;
-      if (!std::isfinite(lastLoss))
+      double ran = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      seconds += ran;
+      if (std::optional<double> simulated = program.lastSimulatedMs())
+        simulatedMs = simulatedMs.value_or(0) + *simulated;
+      double loss = scalarLoss(outputs.at(settings.loss));
+      if (!std::isfinite(loss))
         runtimeError({},
                      "the loss became {} at epoch {}, step {}: training stopped (a smaller "
                      "--lr often helps)",
-                     lastLoss, epoch + 1, step);
-      records.step({epoch + 1, step, rows, lastLoss, program.graph().attrs().getFloat("lr", 0),
-                    seconds.count(), program.lastSimulatedMs()});
-      progress.describe(stepStatus(lastLoss, rows, seconds.count(), program.lastSimulatedMs()));
+                     loss, epoch + 1, step + 1);
+      progress.describe(stepStatus(loss, rows, ran, program.lastSimulatedMs()));
       progress.advance();
+      lossSum += loss;
+      samples += rows;
+      ++seen;
+      if (++pending < micro) continue;
+      // An optimizer step: its loss is the mean of its micro-batches' (sum of loss / K), of
+      // those run since --resume where it went on from a checkpoint inside the K.
+      ++step;
+      lastLoss = lossSum / static_cast<double>(seen);
+      records.step({epoch + 1, step, samples, lastLoss, lr, seconds, simulatedMs});
+      pending = samples = seen = 0;
+      lossSum = seconds = 0;
+      simulatedMs.reset();
       done = settings.steps && step >= *settings.steps;
     }
     if (validation && b > 0) {

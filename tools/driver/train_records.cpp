@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "tools/driver/output_paths.h"
@@ -17,6 +18,16 @@ double unixSeconds() {
 }
 
 }  // namespace
+
+std::string stepStatus(double loss, int64_t rows, double seconds,
+                       std::optional<double> simulatedMs) {
+  std::string status = fmt::format("loss {:.5g}, {:.0f} samples/s", loss,
+                                   static_cast<double>(rows) / std::max(seconds, 1e-9));
+  if (simulatedMs)
+    status += fmt::format(", {:.0f} per simulated s",
+                          static_cast<double>(rows) / std::max(*simulatedMs, 1e-9) * 1e3);
+  return status;
+}
 
 StepRecords::StepRecords(const std::string& logPath, const std::string& tensorboardDir)
     : logPath_(logPath) {

@@ -58,6 +58,20 @@ void StepProgram::setParamValues(const std::map<std::string, Tensor>& values) {
     sim_->setParamValues(values);
 }
 
+void StepProgram::setStepScalars(std::optional<double> lr, std::optional<bool> apply) {
+  std::map<std::string, Tensor> values;
+  auto scalar = [&](const std::string& name, double number) {
+    const Value* param = compiled_.graph->find(name);
+    GXC_CHECK(param, "the training step has no param {}", name);
+    Tensor value(param->type.dtype, {});
+    value.storeDouble(0, number);
+    values.emplace(name, std::move(value));
+  };
+  if (lr) scalar("optimizer.lr", *lr);
+  if (apply) scalar("optimizer.apply", *apply ? 1.0 : 0.0);
+  if (!values.empty()) setParamValues(values);
+}
+
 TrainingSteps::TrainingSteps(Compile compile, int64_t batch) : compile_(std::move(compile)) {
   current_ = programs_.emplace(batch, compile_(batch)).first->second.get();
 }

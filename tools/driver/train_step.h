@@ -41,6 +41,10 @@ class StepProgram {
   // On virtual GPUs, the simulated time of the last run, first op to last (the sim's clock,
   // not the host's, which computes every virtual GPU in turn); none on other platforms.
   std::optional<double> lastSimulatedMs() const { return lastSimulatedMs_; }
+  // What the next run reads from the driver (passes/optimizer.h): `lr`, the param
+  // `optimizer.lr` of a schedule's step; `apply`, the param `optimizer.apply` of an
+  // accumulating step (whether this micro-batch ends the K and the update happens).
+  void setStepScalars(std::optional<double> lr, std::optional<bool> apply);
 
  private:
   CompiledModel compiled_;
