@@ -1,15 +1,25 @@
 // The autodiff pass's gradient rules against central finite differences, in f64: each model
 // below computes a 0-d loss from params through the ops under test; the gradients autodiff
 // writes as outputs (grad.NAME) must match (loss(p + h) - loss(p - h)) / 2h at every checked
-// element. The reference interpreter runs both, so only the rules are under test.
+// element (every element of a param of at most kEveryElementUpTo, else about seven). The
+// reference interpreter runs both, so only the rules are under test there; then the same
+// training graph, compiled by the default pipeline with autodiff, runs the backward as generated
+// kernels and library calls on the host, and as emulated GPU launches on a virtual GPU, and
+// every gradient must be the reference's (f64 at 1e-12), so that the kernels of every rule are
+// held to finite differences too.
+#include <algorithm>
 #include <cmath>
 
 #include <gtest/gtest.h>
 
 #include "frontend/model_loader.h"
 #include "passes/pass_manager.h"
+#include "passes/pipeline.h"
+#include "runtime/host/host_executor.h"
 #include "runtime/param_init.h"
 #include "runtime/reference/reference_executor.h"
+#include "runtime/sim/sim_executor.h"
+#include "tests/unit/op_fixtures.h"
 
 namespace gxc {
 namespace {
@@ -21,6 +31,52 @@ std::unique_ptr<Graph> trainingGraph(const std::string& body, const std::string&
   context.target = Target::of({Device::cpu()});
   PassManager(parsePassList(passes)).run(*graph, context);
   return graph;
+}
+
+constexpr int64_t kEveryElementUpTo = 256;
+
+// The training graph as the platforms run it: the default pipeline with autodiff before
+// assign-devices (as gxc train compiles its step, without the optimizer), for `device`.
+std::unique_ptr<Graph> compiledTrainingGraph(const std::string& body, Device device) {
+  std::string yaml = "gxc: 1\nname: grads\nseed: 3\n" + body;
+  auto graph = loadModelFromString(yaml, "grads.yaml", GXC_SOURCE_DIR);
+  PassContext context;
+  context.target = Target::of({device});
+  std::vector<std::string> passes = defaultPipeline();
+  passes.insert(std::find(passes.begin(), passes.end(), "assign-devices"), "autodiff");
+  PassManager(passes).run(*graph, context);
+  return graph;
+}
+
+// The gradients of the generated kernels on the host, and of their GPU launches emulated on a
+// virtual GPU, from the same params and inputs, against the reference's.
+void expectKernelsGiveTheReferenceGradients(const std::string& body,
+                                            const std::map<std::string, Tensor>& inputs,
+                                            const std::map<std::string, Tensor>& params,
+                                            const std::map<std::string, Tensor>& expected) {
+  for (bool emulated : {false, true}) {
+    SCOPED_TRACE(emulated ? "emulated GPU launches" : "host kernels");
+    std::map<std::string, Tensor> got;
+    if (!emulated) {
+      auto graph = compiledTrainingGraph(body, Device::cpu());
+      HostExecutor host(*graph);
+      host.setParamValues(params);
+      got = host.run(inputs);
+    } else {
+      auto graph = compiledTrainingGraph(body, Device::cuda(0));
+      SimConfig config;
+      config.memoryPerGpu = int64_t{1} << 30;
+      config.launch.emulateBlocks = true;
+      SimExecutor sim(*graph, config);
+      sim.setParamValues(params);
+      got = sim.run(inputs);
+    }
+    for (const auto& [name, gradient] : expected) {
+      if (name.rfind("grad.", 0) != 0) continue;
+      ASSERT_TRUE(got.count(name)) << name;
+      fixtures::expectCloseToReference(got.at(name), gradient, name + ": ");
+    }
+  }
 }
 
 std::map<std::string, Tensor> defaultInputs(const Graph& graph) {
@@ -46,7 +102,8 @@ void expectGradientsMatchFiniteDifferences(const std::string& body, int expected
     Tensor original = params.at(param);
     ASSERT_EQ(gradient.shape(), original.shape()) << name;
     int64_t count = original.numel();
-    for (int64_t i = 0; i < count; i += std::max<int64_t>(1, count / 7)) {
+    const int64_t stride = count <= kEveryElementUpTo ? 1 : count / 7;
+    for (int64_t i = 0; i < count; i += stride) {
       // An f32 param moves by what f32 can hold (the loss is computed in f64 after a cast).
       const double h = original.dtype() == DType::F64 ? 1e-6 : 1e-3;
       auto lossAt = [&](double delta, double& moved) {
@@ -65,6 +122,7 @@ void expectGradientsMatchFiniteDifferences(const std::string& body, int expected
     }
   }
   EXPECT_EQ(checked, expectedGradients);
+  expectKernelsGiveTheReferenceGradients(body, inputs, params, outputs);
 }
 
 TEST(AutodiffTest, LinearReluMse) {
