@@ -46,11 +46,7 @@ namespace fs = std::filesystem;
 // results in f32, which moves transformer_block's output by up to 9.5e-4 (f16) and 6.8e-3
 // (bf16), and every output within 1e-2 of its own magnitude.
 // f64: fixtures::kF64Tolerance, as the op fixtures: double's roundoff for f32's.
-struct LongSums {
-  const char* model;
-  double atol;
-};
-constexpr LongSums kLongSums[] = {
+constexpr fixtures::WiderAbsoluteTerm kLongSums[] = {
     // 1000-term then 200-term dot products (OpenBLAS in cpu and sim) of order-1 activations,
     // which need up to 8.4e-7 beyond the relative term (cpu against the reference): 16 ulp of 1.
     {"very_big_module_small", 0x1p-19},
@@ -65,9 +61,7 @@ constexpr LongSums kLongSums[] = {
 fixtures::Tolerance toleranceFor(const std::string& model, DType dtype) {
   if (dtype == DType::F64) return fixtures::kF64Tolerance;
   if (dtype != DType::F32) return {0, 1e-2};
-  for (const LongSums& sums : kLongSums)
-    if (model == sums.model) return {sums.atol, fixtures::kF32Tolerance.rtol};
-  return fixtures::kF32Tolerance;
+  return fixtures::f32ToleranceFor(kLongSums, model);
 }
 
 std::string fixtureDir(const std::string& model) {

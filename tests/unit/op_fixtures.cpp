@@ -50,11 +50,7 @@ double unitInLastPlace(DType dtype, double expected) {
 // The f32 cases whose results are small differences of values well beyond 1, so that their
 // error is the roundoff of those values rather than of the result, each with the absolute term
 // that roundoff needs.
-struct CancellingCase {
-  const char* name;
-  double atol;
-};
-constexpr CancellingCase kCancellingCases[] = {
+constexpr WiderAbsoluteTerm kCancellingCases[] = {
     // x - logsumexp(x) of inputs near -500 (to -540): the f32 logsumexp is off by up to half
     // an ulp of 512, 2^-15 (the cpu platform's result of -2.2e-16 is off by 1.4e-6).
     {"log_softmax_large_values", 0x1p-15},
@@ -129,11 +125,15 @@ Tensor toTensor(const FixtureTensor& t) {
   return tensor;
 }
 
+Tolerance f32ToleranceFor(std::span<const WiderAbsoluteTerm> terms, const std::string& name) {
+  for (const WiderAbsoluteTerm& term : terms)
+    if (name == term.name) return {term.atol, kF32Tolerance.rtol};
+  return kF32Tolerance;
+}
+
 Tolerance caseTolerance(const std::string& caseName, DType dtype) {
   if (dtype == DType::F64) return kF64Tolerance;
-  for (const CancellingCase& c : kCancellingCases)
-    if (dtype == DType::F32 && caseName == c.name) return {c.atol, kF32Tolerance.rtol};
-  return kF32Tolerance;
+  return f32ToleranceFor(kCancellingCases, caseName);
 }
 
 double fixtureTolerance(DType dtype, double expected, const std::string& caseName) {

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <ostream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,15 @@ inline constexpr Tolerance kF64Tolerance{0x1p-51, 1e-12};
 // for the extra rounding a fused kernel's stored member takes or skips), relative only: every
 // f16 and bf16 result of ops.json, near 0 or not, is within 1e-2 of its own magnitude.
 inline constexpr Tolerance kHalfReferenceTolerance{0, 1e-2};
+
+// An f32 case of ops.json (or a model) whose results are small differences of larger values,
+// with the absolute term their roundoff needs beside kF32Tolerance's relative one.
+struct WiderAbsoluteTerm {
+  const char* name;
+  double atol;
+};
+// kF32Tolerance, with the absolute term `terms` gives `name`, if any.
+Tolerance f32ToleranceFor(std::span<const WiderAbsoluteTerm> terms, const std::string& name);
 
 // The tolerance of the f32 and f64 elements of the ops.json case `caseName` (empty: none in
 // particular): kF32Tolerance and kF64Tolerance, with a larger absolute term for the few cases
