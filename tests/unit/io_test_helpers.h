@@ -13,17 +13,14 @@
 #include <gtest/gtest.h>
 
 #include "ir/diagnostic.h"
+#include "tests/unit/scratch_dir.h"
 
 namespace gxc::iotest {
 
 // A test with a scratch folder of its own (dir_), removed after it.
 class ScratchDirTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (std::filesystem::temp_directory_path() / "gxc-io-test-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
+  void SetUp() override { dir_ = makeScratchDir("gxc-io-test"); }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
   std::string path(const std::string& name) const { return (dir_ / name).string(); }

@@ -9,6 +9,7 @@
 
 #include "tensor/npz.h"
 #include "tensor/safetensors.h"
+#include "tests/unit/scratch_dir.h"
 #include "tools/driver/train_command.h"
 
 namespace gxc {
@@ -33,11 +34,9 @@ train: {loss: loss, optimizer: {sgd: {lr: 0.1}}, batch_size: 4, epochs: 2}
 class TrainCommandTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("gxc-train-" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = makeScratchDir(
+        "gxc-train-" +
+        std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     model_ = (dir_ / "model.yaml").string();
     std::ofstream(model_) << kModel;
   }

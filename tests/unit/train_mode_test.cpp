@@ -15,6 +15,7 @@
 #include "runtime/host/host_executor.h"
 #include "runtime/reference/reference_executor.h"
 #include "tensor/safetensors.h"
+#include "tests/unit/scratch_dir.h"
 #include "tools/driver/train_command.h"
 
 namespace gxc {
@@ -113,10 +114,9 @@ TEST(DropoutMaskTest, ZeroAndOneKeepAllAndNone) {
 class TrainModeModelTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("gxc-train-mode-" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::create_directories(dir_);
+    dir_ = makeScratchDir(
+        "gxc-train-mode-" +
+        std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
   }
   void TearDown() override { fs::remove_all(dir_); }
 

@@ -14,6 +14,7 @@
 
 #include "cuda_test_helpers.h"
 #include "tensor/safetensors.h"
+#include "tests/unit/scratch_dir.h"
 #include "tools/driver/train_command.h"
 
 namespace gxc {
@@ -57,8 +58,7 @@ void expectTrainsAsPyTorch(const std::string& name, const Platform& platform) {
   SCOPED_TRACE(name + " on " + platform.name);
   fs::path dir = caseDir(name);
   nlohmann::json expected = nlohmann::json::parse(std::ifstream(dir / "expected.json"));
-  fs::path out = fs::temp_directory_path() / ("gxc-train-" + name + "-" + platform.name);
-  fs::create_directories(out);
+  fs::path out = makeScratchDir("gxc-train-" + name + "-" + platform.name);
 
   TrainOptions options;
   options.compile.modelPath = (dir / "model.yaml").string();

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "frontend/model_loader.h"
+#include "tests/unit/scratch_dir.h"
 #include "tools/driver/train_command.h"
 #include "tools/driver/train_schedule.h"
 
@@ -103,8 +104,7 @@ std::vector<nlohmann::json> logLines(const fs::path& path) {
 // micro-batches straddle its epochs of 7, the warmup spans the checkpoint.
 TEST(TrainScheduleTest, ResumeGoesOnWithTheScheduleAndTheAccumulatedGradients) {
   fs::path fixture = fs::path(GXC_SOURCE_DIR) / "tests/fixtures/train/mlp_sgd_accumulate";
-  fs::path dir = fs::temp_directory_path() / "gxc-train-schedule-resume";
-  fs::remove_all(dir);
+  fs::path dir = makeScratchDir("gxc-train-schedule-resume");
   auto options = [&](int64_t epochs, const std::string& name) {
     TrainOptions o;
     o.compile.modelPath = (fixture / "model.yaml").string();
