@@ -38,8 +38,13 @@ bool isPool2d(OpKind kind) {
          kind == OpKind::AdaptiveAvgPool2d;
 }
 
+bool isPool2dBackward(OpKind kind) {
+  return kind == OpKind::MaxPool2dBackward || kind == OpKind::AvgPool2dBackward;
+}
+
 PoolGeometry pool2dGeometry(const Op& op) {
-  GXC_CHECK(isPool2d(op.kind), "'{}' is not a 2-d pool", op.layerName());
+  GXC_CHECK(isPool2d(op.kind) || isPool2dBackward(op.kind), "'{}' is not a 2-d pool",
+            op.layerName());
   const TensorType& x = op.operands[0]->type;
   if (x.rank() != 3 && x.rank() != 4)
     fail(op, "needs x of shape [N, C, H, W] or [C, H, W], got {}", x.withoutDevice());

@@ -16,6 +16,8 @@
 namespace gxc {
 
 bool isPool2d(OpKind kind);  // max_pool2d, avg_pool2d, adaptive_avg_pool2d
+// max_pool2d_backward, avg_pool2d_backward: (x, dy), the geometry of the pool of x they undo.
+bool isPool2dBackward(OpKind kind);
 
 struct PoolGeometry {
   int64_t planes = 0;  // N * C: each [H, W] plane is pooled alone
@@ -26,9 +28,9 @@ struct PoolGeometry {
   bool countIncludePad = true;  // avg_pool2d: divide by the window's size, padding included
 };
 
-// Requires a pool op whose operand type is known. Attribute values or shapes that do not fit
-// (x not of rank 3 or 4, padding over half the kernel, a kernel larger than the padded input)
-// are the model's error, reported at the layer.
+// Requires a pool op (or a pool's backward op) whose operand type is known. Attribute values or
+// shapes that do not fit (x not of rank 3 or 4, padding over half the kernel, a kernel larger than
+// the padded input) are the model's error, reported at the layer.
 PoolGeometry pool2dGeometry(const Op& op);
 
 // The result's shape: x's leading dims, then [outH, outW].

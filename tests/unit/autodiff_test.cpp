@@ -1,71 +1,13 @@
-// The autodiff pass's gradient rules against central finite differences, in f64: each model
-// below computes a 0-d loss from params through the ops under test; the gradients autodiff
-// writes as outputs (grad.NAME) must match (loss(p + h) - loss(p - h)) / 2h at every checked
-// element. The reference interpreter runs both, so only the rules are under test.
-#include <cmath>
-
-#include <gtest/gtest.h>
-
-#include "frontend/model_loader.h"
-#include "passes/pass_manager.h"
-#include "runtime/param_init.h"
-#include "runtime/reference/reference_executor.h"
+// The autodiff pass's gradient rules against central finite differences, in f64
+// (finite_differences.h), and its refusals. The ops of the ONNX networks are in
+// autodiff_network_ops_test.cpp.
+#include "finite_differences.h"
 
 namespace gxc {
 namespace {
 
-std::unique_ptr<Graph> trainingGraph(const std::string& body, const std::string& passes) {
-  std::string yaml = "gxc: 1\nname: grads\nseed: 3\n" + body;
-  auto graph = loadModelFromString(yaml, "grads.yaml", GXC_SOURCE_DIR);
-  PassContext context;
-  context.target = Target::of({Device::cpu()});
-  PassManager(parsePassList(passes)).run(*graph, context);
-  return graph;
-}
-
-std::map<std::string, Tensor> defaultInputs(const Graph& graph) {
-  std::map<std::string, Tensor> inputs;
-  for (const Value* input : graph.inputs())
-    inputs[input->name] = defaultInput(graph, *input, graph.attrs().getInt("seed", 0));
-  return inputs;
-}
-
-// Every gradient output of the model in `body` against finite differences of its loss.
-void expectGradientsMatchFiniteDifferences(const std::string& body, int expectedGradients) {
-  auto graph = trainingGraph(body, "infer-shapes,autodiff");
-  std::map<std::string, Tensor> inputs = defaultInputs(*graph);
-  ReferenceExecutor executor(*graph);
-  std::map<std::string, Tensor> outputs = executor.run(inputs);
-  std::map<std::string, Tensor> params = executor.paramValues();
-  int checked = 0;
-  for (const auto& [name, gradient] : outputs) {
-    if (name.rfind("grad.", 0) != 0) continue;
-    ++checked;
-    std::string param = name.substr(5);
-    ASSERT_TRUE(params.count(param)) << name;
-    Tensor original = params.at(param);
-    ASSERT_EQ(gradient.shape(), original.shape()) << name;
-    int64_t count = original.numel();
-    for (int64_t i = 0; i < count; i += std::max<int64_t>(1, count / 7)) {
-      // An f32 param moves by what f32 can hold (the loss is computed in f64 after a cast).
-      const double h = original.dtype() == DType::F64 ? 1e-6 : 1e-3;
-      auto lossAt = [&](double delta, double& moved) {
-        Tensor shifted = original;
-        shifted.storeDouble(i, original.loadDouble(i) + delta);
-        moved = shifted.loadDouble(i);
-        executor.setParamValues({{param, shifted}});
-        return executor.run(inputs).at("loss").loadDouble(0);
-      };
-      double above = 0, below = 0;
-      double rise = lossAt(h, above) - lossAt(-h, below);
-      double expected = rise / (above - below);
-      executor.setParamValues({{param, original}});
-      EXPECT_NEAR(gradient.loadDouble(i), expected, 1e-6 * std::max(1.0, std::abs(expected)))
-          << name << " element " << i;
-    }
-  }
-  EXPECT_EQ(checked, expectedGradients);
-}
+using autodiff_check::expectGradientsMatchFiniteDifferences;
+using autodiff_check::trainingGraph;
 
 TEST(AutodiffTest, LinearReluMse) {
   expectGradientsMatchFiniteDifferences(
@@ -294,21 +236,15 @@ TEST(AutodiffTest, RefusesTheUsesTheLayerRulesAreNotBuiltFor) {
   };
   const std::string conv =
       "  - {name: c, op: conv2d, inputs: [x], in_channels: 4, out_channels: 4, kernel_size: 3";
-  EXPECT_EQ(refusal(conv + ", groups: 2}\n  - {name: last, op: relu, inputs: [c]}\n"),
-            "grads.yaml:8:5: error: layer 'c': cannot train through conv2d: the gradient of a "
-            "grouped convolution is not built yet");
   EXPECT_EQ(refusal("  - {name: c, op: conv2d, inputs: [x], in_channels: 4, out_channels: 4, "
                     "kernel_size: 2, padding: same}\n  - {name: last, op: relu, inputs: [c]}\n"),
             "grads.yaml:8:5: error: layer 'c': cannot train through conv2d: the gradient with "
             "uneven padding (`same` with an even kernel) is not built yet");
-  EXPECT_EQ(refusal(conv + "}\n  - {name: last, op: avg_pool2d, inputs: [c], kernel_size: 2, "
-                           "stride: 1}\n"),
-            "grads.yaml:9:5: error: layer 'last': cannot train through avg_pool2d: the gradient "
-            "is built for windows that tile the input (stride = kernel_size, no padding) only");
   EXPECT_EQ(refusal(conv + "}\n  - {name: last, op: adaptive_avg_pool2d, inputs: [c], "
                            "output_size: 3}\n"),
             "grads.yaml:9:5: error: layer 'last': cannot train through adaptive_avg_pool2d: the "
-            "gradient of overlapping adaptive windows is not built yet");
+            "gradient of overlapping adaptive windows (an output size that does not divide the "
+            "input) is not built yet");
   EXPECT_EQ(refusal(conv + "}\n  - {name: last, op: slice, inputs: [c], axis: 3, start: 0, "
                            "end: 6, step: 2}\n"),
             "grads.yaml:9:5: error: layer 'last': cannot train through slice: the gradient of a "
