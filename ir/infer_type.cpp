@@ -358,21 +358,11 @@ TensorType inferResultType(const Op& op) {
     case OpKind::MaxPool2d:
     case OpKind::AvgPool2d:
     case OpKind::AdaptiveAvgPool2d:
-      requireFloat(op, first);
-      result.shape = pool2dResultShape(op, pool2dGeometry(op));
-      break;
     case OpKind::MaxPool2dBackward:
-    case OpKind::AvgPool2dBackward: {  // (x, dy): x's type, dy the pool's result's
+    case OpKind::AvgPool2dBackward:
       requireFloat(op, first);
-      const TensorType& dy = operandType(op, 1);
-      requireSameDType(op, first, dy);
-      Shape pooled = pool2dResultShape(op, pool2dGeometry(op));
-      if (dy.shape != pooled)
-        fail(op, "dy is {}, but the pool of x {} is of shape {}", dy.withoutDevice(),
-             first.withoutDevice(), shapeString(pooled));
-      result.shape = first.shape;
+      result.shape = inferPool2dShape(op);
       break;
-    }
     case OpKind::MseLoss:
     case OpKind::CrossEntropy:
     case OpKind::NllLoss:

@@ -83,6 +83,18 @@ Shape pool2dResultShape(const Op& op, const PoolGeometry& g) {
   return shape;
 }
 
+Shape inferPool2dShape(const Op& op) {
+  const TensorType& x = op.operands[0]->type;
+  Shape pooled = pool2dResultShape(op, pool2dGeometry(op));
+  if (!isPool2dBackward(op.kind)) return pooled;
+  const TensorType& dy = op.operands[1]->type;
+  GXC_CHECK(dy.known, "operand 1 of '{}' has no inferred type", op.layerName());
+  if (dy.shape != pooled || dy.dtype != x.dtype)
+    fail(op, "dy is {}, but the pool of x {} is {}{}", dy.withoutDevice(), x.withoutDevice(),
+         dtypeName(x.dtype), shapeString(pooled));
+  return x.shape;
+}
+
 double pool2dWindowElements(const PoolGeometry& g) {
   double rows = 0, columns = 0;
   if (g.adaptive) {

@@ -36,6 +36,10 @@ PoolGeometry pool2dGeometry(const Op& op);
 // The result's shape: x's leading dims, then [outH, outW].
 Shape pool2dResultShape(const Op& op, const PoolGeometry& g);
 
+// Shape inference's: a pool's result shape; a pool's backward op's (x, dy) x's shape, once dy
+// is of the pool's result's shape and x's dtype (else the model's error at the layer).
+Shape inferPool2dShape(const Op& op);
+
 // Where adaptive window `index` of `outSize` over `inSize` starts and ends (exclusive).
 inline int64_t adaptiveWindowStart(int64_t index, int64_t inSize, int64_t outSize) {
   return index * inSize / outSize;
