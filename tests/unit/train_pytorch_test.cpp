@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -57,7 +59,10 @@ void expectTrainsAsPyTorch(const std::string& name, const Platform& platform) {
   SCOPED_TRACE(name + " on " + platform.name);
   fs::path dir = caseDir(name);
   nlohmann::json expected = nlohmann::json::parse(std::ifstream(dir / "expected.json"));
-  fs::path out = fs::temp_directory_path() / ("gxc-train-" + name + "-" + platform.name);
+  // The process id in the name: runs of this test in other build trees of the same machine
+  // would otherwise write into one another's log.
+  fs::path out = fs::temp_directory_path() /
+                 ("gxc-train-" + name + "-" + platform.name + "-" + std::to_string(::getpid()));
   fs::create_directories(out);
 
   TrainOptions options;
