@@ -215,7 +215,7 @@ KernelBody indexingKernel(const Op& op, const KernelArgs& args);  // cuda_source
 KernelBody lossKernel(const Op& op, const KernelArgs& args);
 KernelBody attentionKernel(const Op& op, const KernelArgs& args);  // cuda_source_attention.cpp
 KernelBody convKernel(const Op& op, const KernelArgs& args);       // conv2d, conv_transpose2d
-KernelBody poolKernel(const Op& op, const KernelArgs& args);       // the 2-d pools
+KernelBody poolKernel(const Op& op, const KernelArgs& args);       // the 2-d pools, their backward
 KernelBody topkKernel(const Op& op, const KernelArgs& args);       // topk, topk_indices
 
 }  // namespace gxc::cuda

@@ -92,7 +92,7 @@ KernelBody generate(const KernelStep& step, const KernelArgs& args) {
   if (isIndexing(first.kind)) return cuda::indexingKernel(first, args);
   if (first.kind == OpKind::Conv2d || first.kind == OpKind::ConvTranspose2d)
     return cuda::convKernel(first, args);
-  if (isPool2d(first.kind)) return cuda::poolKernel(first, args);
+  if (isPool2d(first.kind) || isPool2dBackward(first.kind)) return cuda::poolKernel(first, args);
   if (first.kind == OpKind::Topk || first.kind == OpKind::TopkIndices)
     return cuda::topkKernel(first, args);
   return cuda::lossKernel(first, args);

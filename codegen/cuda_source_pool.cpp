@@ -1,7 +1,9 @@
 // The generated kernels of max_pool2d, avg_pool2d and adaptive_avg_pool2d: one thread per
 // output element visits its window of the input plane, with the geometry of
 // ir/pool_geometry.h baked in, in f32 for f32, f16 and bf16 and in double for f64. The cpu and
-// sim platforms run the same text built for the host.
+// sim platforms run the same text built for the host. Their backward ops run one thread per
+// input element, which gathers dy from the windows that hold it (overlapping windows need no
+// atomics), in the order of the outputs, as ATen's scatter adds them.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -37,9 +39,77 @@ std::string windowBounds(const PoolGeometry& g) {
       fmt::arg("ph", intLiteral(g.padH)), fmt::arg("pw", intLiteral(g.padW)));
 }
 
+// max_pool2d_backward and avg_pool2d_backward, (x, dy) of fixed windows.
+KernelBody poolBackwardKernel(const Op& op, const KernelArgs& args) {
+  const PoolGeometry g = pool2dGeometry(op);
+  const int64_t count = op.result->type.numel();
+  const DType dtype = op.operands[0]->type.dtype;
+  const std::string real = computeType(dtype);
+  const std::string loadDy =
+      loadElement(dtype, fmt::format("in{}", args.indexOf(op.operands[1])), "o");
+  std::string take;
+  if (op.kind == OpKind::MaxPool2dBackward) {
+    // ATen's rule: the window's first element unless a later one is greater or NaN, so ties
+    // go to the first maximal element in row-major order and NaNs to the last.
+    const std::string loadX =
+        loadElement(dtype, fmt::format("in{}", args.indexOf(op.operands[0])), "at");
+    take = fmt::format(
+        "      gxc_i64 arg = y0 * {inW} + x0;\n"
+        "      {real} best = gxc_neg_inf();\n"
+        "      for (gxc_i64 y = y0; y < y1; ++y) {{\n"
+        "        for (gxc_i64 x = x0; x < x1; ++x) {{\n"
+        "          const gxc_i64 at = plane * {inH} * {inW} + y * {inW} + x;\n"
+        "          const {real} v = {loadX};\n"
+        "          if (v > best || v != v) {{ best = v; arg = y * {inW} + x; }}\n"
+        "        }}\n"
+        "      }}\n"
+        "      if (arg == iy * {inW} + ix) sum += {loadDy};\n",
+        fmt::arg("inH", intLiteral(g.inH)), fmt::arg("inW", intLiteral(g.inW)),
+        fmt::arg("real", real), fmt::arg("loadX", loadX), fmt::arg("loadDy", loadDy));
+  } else {
+    const std::string divisor =
+        g.countIncludePad ? "(yPadEnd - yStart) * (xPadEnd - xStart)" : "(y1 - y0) * (x1 - x0)";
+    take = fmt::format("      sum += {} / ({})({});\n", loadDy, real, divisor);
+  }
+  // The outputs whose window [o s - p, o s - p + k) holds the input row (column) i.
+  std::string body = pointerDecls(args) + gridStrideLoop("i", count, "  ");
+  body += fmt::format(
+      "    const gxc_i64 ix = i % {inW}, iy = (i / {inW}) % {inH}, plane = i / ({inW} * {inH});\n"
+      "    const gxc_i64 yFrom = iy + {ph} - {kh} + 1, xFrom = ix + {pw} - {kw} + 1;\n"
+      "    const gxc_i64 oy0 = yFrom > 0 ? (yFrom + {sh} - 1) / {sh} : 0;\n"
+      "    const gxc_i64 ox0 = xFrom > 0 ? (xFrom + {sw} - 1) / {sw} : 0;\n"
+      "    const gxc_i64 oyLast = (iy + {ph}) / {sh}, oxLast = (ix + {pw}) / {sw};\n"
+      "    const gxc_i64 oy1 = oyLast < {outH} ? oyLast + 1 : {outH};\n"
+      "    const gxc_i64 ox1 = oxLast < {outW} ? oxLast + 1 : {outW};\n"
+      "    {real} sum = 0;\n"
+      "    for (gxc_i64 oy = oy0; oy < oy1; ++oy) {{\n"
+      "     for (gxc_i64 ox = ox0; ox < ox1; ++ox) {{\n"
+      "      const gxc_i64 o = (plane * {outH} + oy) * {outW} + ox;\n"
+      "{bounds}"
+      "{take}"
+      "     }}\n"
+      "    }}\n"
+      "    {store}\n"
+      "  }}\n",
+      fmt::arg("inH", intLiteral(g.inH)), fmt::arg("inW", intLiteral(g.inW)),
+      fmt::arg("outH", intLiteral(g.outH)), fmt::arg("outW", intLiteral(g.outW)),
+      fmt::arg("kh", intLiteral(g.kernelH)), fmt::arg("kw", intLiteral(g.kernelW)),
+      fmt::arg("sh", intLiteral(g.strideH)), fmt::arg("sw", intLiteral(g.strideW)),
+      fmt::arg("ph", intLiteral(g.padH)), fmt::arg("pw", intLiteral(g.padW)),
+      fmt::arg("real", real), fmt::arg("bounds", windowBounds(g)), fmt::arg("take", take),
+      fmt::arg("store", storeElement(op.result->type.dtype, "out", "i", "sum")));
+  // Each input element visits ceil(k / s) windows per axis, each of k elements for max.
+  const int64_t windows =
+      ((g.kernelH + g.strideH - 1) / g.strideH) * ((g.kernelW + g.strideW - 1) / g.strideW);
+  const int64_t work = windows * (op.kind == OpKind::MaxPool2dBackward ? g.kernelH * g.kernelW : 1);
+  return {std::string(opName(op.kind)), std::move(body), gpuElementwiseLaunch(count),
+          hostElementwiseLaunch(count, std::max<int64_t>(work, 1))};
+}
+
 }  // namespace
 
 KernelBody poolKernel(const Op& op, const KernelArgs& args) {
+  if (isPool2dBackward(op.kind)) return poolBackwardKernel(op, args);
   GXC_CHECK(isPool2d(op.kind), "layer '{}': {} is not a pool", op.layerName(), opName(op.kind));
   const PoolGeometry g = pool2dGeometry(op);
   const int64_t count = op.result->type.numel();

@@ -358,8 +358,10 @@ TensorType inferResultType(const Op& op) {
     case OpKind::MaxPool2d:
     case OpKind::AvgPool2d:
     case OpKind::AdaptiveAvgPool2d:
+    case OpKind::MaxPool2dBackward:
+    case OpKind::AvgPool2dBackward:
       requireFloat(op, first);
-      result.shape = pool2dResultShape(op, pool2dGeometry(op));
+      result.shape = inferPool2dShape(op);
       break;
     case OpKind::MseLoss:
     case OpKind::CrossEntropy:

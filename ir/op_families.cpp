@@ -7,7 +7,8 @@ namespace gxc {
 
 bool isModelOp(OpKind kind) {
   return kind != OpKind::Param && kind != OpKind::Copy && kind != OpKind::TopkIndices &&
-         kind != OpKind::Assign;
+         kind != OpKind::Assign && kind != OpKind::MaxPool2dBackward &&
+         kind != OpKind::AvgPool2dBackward;
 }
 
 bool isMultiResultLayer(OpKind kind) {

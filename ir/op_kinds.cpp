@@ -281,6 +281,13 @@ std::vector<OpSchema> buildSchemas() {
   // assign(param, value): the optimizer's in-place update; its result is the param's buffer
   // holding `value` (ir/kernel_steps.h, StepKind::Assign).
   s.push_back({OpKind::Assign, "assign", 2, 2, {}});
+  // (x, dy): the gradient of a pool's x given dy, that of its result (autodiff), with the
+  // pool's own attributes; x's type. max_pool2d's goes to each window's argmax, recomputed from
+  // x; avg_pool2d's spreads each window's dy over it, x giving only the shape.
+  s.push_back({OpKind::MaxPool2dBackward, "max_pool2d_backward", 2, 2,
+               s[static_cast<size_t>(OpKind::MaxPool2d)].attrs});
+  s.push_back({OpKind::AvgPool2dBackward, "avg_pool2d_backward", 2, 2,
+               s[static_cast<size_t>(OpKind::AvgPool2d)].attrs});
   for (size_t i = 0; i < s.size(); ++i)
     GXC_CHECK(static_cast<size_t>(s[i].kind) == i, "op schema table out of enum order at {}", i);
   return s;

@@ -124,7 +124,9 @@ namespace gxc {
   GXC_OP_KINDS_TOPK(X)                                         \
   X(ConvTranspose2d, "conv_transpose2d")                       \
   /* training (format 1.1): compiler-only */                   \
-  X(Assign, "assign")
+  X(Assign, "assign")                                          \
+  X(MaxPool2dBackward, "max_pool2d_backward")                  \
+  X(AvgPool2dBackward, "avg_pool2d_backward")
 
 enum class OpKind {
 #define GXC_ENUM(id, name) id,
@@ -155,8 +157,8 @@ const OpSchema& opSchema(OpKind kind);
 std::string_view opName(OpKind kind);
 std::optional<OpKind> parseOpKind(std::string_view name);
 // Whether a model file may use the op: not `param` (params are declared) nor `copy`,
-// `topk_indices` or `assign`, which only the compiler introduces. (`slice` is both: a model layer,
-// and how the compiler cuts batches and unpacks batched transfers.)
+// `topk_indices`, `assign` or the pools' backward ops, which only the compiler introduces. (`slice`
+// is both: a model layer, and how the compiler cuts batches and unpacks batched transfers.)
 bool isModelOp(OpKind kind);
 // Layers with several results: the frontend lowers `split` and `chunk` into one `slice` per
 // result (so they never appear in the IR), `topk` into `topk` and `topk_indices`. (`max` with

@@ -38,8 +38,13 @@ bool isPool2d(OpKind kind) {
          kind == OpKind::AdaptiveAvgPool2d;
 }
 
+bool isPool2dBackward(OpKind kind) {
+  return kind == OpKind::MaxPool2dBackward || kind == OpKind::AvgPool2dBackward;
+}
+
 PoolGeometry pool2dGeometry(const Op& op) {
-  GXC_CHECK(isPool2d(op.kind), "'{}' is not a 2-d pool", op.layerName());
+  GXC_CHECK(isPool2d(op.kind) || isPool2dBackward(op.kind), "'{}' is not a 2-d pool",
+            op.layerName());
   const TensorType& x = op.operands[0]->type;
   if (x.rank() != 3 && x.rank() != 4)
     fail(op, "needs x of shape [N, C, H, W] or [C, H, W], got {}", x.withoutDevice());
@@ -76,6 +81,18 @@ Shape pool2dResultShape(const Op& op, const PoolGeometry& g) {
   shape[shape.size() - 2] = g.outH;
   shape[shape.size() - 1] = g.outW;
   return shape;
+}
+
+Shape inferPool2dShape(const Op& op) {
+  const TensorType& x = op.operands[0]->type;
+  Shape pooled = pool2dResultShape(op, pool2dGeometry(op));
+  if (!isPool2dBackward(op.kind)) return pooled;
+  const TensorType& dy = op.operands[1]->type;
+  GXC_CHECK(dy.known, "operand 1 of '{}' has no inferred type", op.layerName());
+  if (dy.shape != pooled || dy.dtype != x.dtype)
+    fail(op, "dy is {}, but the pool of x {} is {}{}", dy.withoutDevice(), x.withoutDevice(),
+         dtypeName(x.dtype), shapeString(pooled));
+  return x.shape;
 }
 
 double pool2dWindowElements(const PoolGeometry& g) {

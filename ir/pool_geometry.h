@@ -16,6 +16,8 @@
 namespace gxc {
 
 bool isPool2d(OpKind kind);  // max_pool2d, avg_pool2d, adaptive_avg_pool2d
+// max_pool2d_backward, avg_pool2d_backward: (x, dy), the geometry of the pool of x they undo.
+bool isPool2dBackward(OpKind kind);
 
 struct PoolGeometry {
   int64_t planes = 0;  // N * C: each [H, W] plane is pooled alone
@@ -26,13 +28,17 @@ struct PoolGeometry {
   bool countIncludePad = true;  // avg_pool2d: divide by the window's size, padding included
 };
 
-// Requires a pool op whose operand type is known. Attribute values or shapes that do not fit
-// (x not of rank 3 or 4, padding over half the kernel, a kernel larger than the padded input)
-// are the model's error, reported at the layer.
+// Requires a pool op (or a pool's backward op) whose operand type is known. Attribute values or
+// shapes that do not fit (x not of rank 3 or 4, padding over half the kernel, a kernel larger than
+// the padded input) are the model's error, reported at the layer.
 PoolGeometry pool2dGeometry(const Op& op);
 
 // The result's shape: x's leading dims, then [outH, outW].
 Shape pool2dResultShape(const Op& op, const PoolGeometry& g);
+
+// Shape inference's: a pool's result shape; a pool's backward op's (x, dy) x's shape, once dy
+// is of the pool's result's shape and x's dtype (else the model's error at the layer).
+Shape inferPool2dShape(const Op& op);
 
 // Where adaptive window `index` of `outSize` over `inSize` starts and ends (exclusive).
 inline int64_t adaptiveWindowStart(int64_t index, int64_t inSize, int64_t outSize) {

@@ -176,6 +176,24 @@ Value* unaryGradient(GradBuilder& b, Value* dy) {
   }
 }
 
+// clamp: torch.clamp's backward passes dy where min <= x <= max (both ends included) and
+// gives 0 elsewhere, NaN x included; a select, not a product, so an inf or NaN dy outside
+// gives 0 too.
+Value* clampGradient(GradBuilder& b, Value* dy) {
+  const Op& op = b.forward();
+  Value* x = op.operands[0];
+  Value* inside = nullptr;
+  if (op.attrs.has("min")) inside = b.scalarOp(OpKind::Ge, x, op.attrs.getFloat("min", 0));
+  if (op.attrs.has("max")) {
+    Value* below = b.scalarOp(OpKind::Le, x, op.attrs.getFloat("max", 0));
+    inside = inside ? b.op(OpKind::LogicalAnd, {inside, below}) : below;
+  }
+  if (!inside) return dy;  // no bounds: the identity
+  Attrs zero;
+  zero.set("value", 0.0);
+  return b.op(OpKind::MaskedFill, {dy, b.op(OpKind::LogicalNot, {inside})}, zero);
+}
+
 // linear: y = x W^T + b over the last dim of x.
 std::vector<Value*> linearGradients(GradBuilder& b, Value* dy, const std::vector<bool>& need) {
   const Op& op = b.forward();
@@ -200,18 +218,36 @@ std::vector<Value*> linearGradients(GradBuilder& b, Value* dy, const std::vector
   return grads;
 }
 
-// matmul of 2-D operands or of 3-D ones with the same batch, either maybe transposed.
+// matmul of 2-D operands, of 3-D or more with the same batch dims (flattened into one), or of
+// 3-D or more by a 2-D (x W: x's leading dims flattened into rows); either maybe transposed.
 std::vector<Value*> matmulGradients(GradBuilder& b, Value* dy, const std::vector<bool>& need) {
   const Op& op = b.forward();
   Value* a = op.operands[0];
   Value* m = op.operands[1];
-  if (a->type.rank() < 2 || a->type.rank() > 3 || a->type.rank() != m->type.rank() ||
-      (a->type.rank() == 3 && a->type.shape[0] != m->type.shape[0]))
-    noRule(op, fmt::format("the gradient of a matmul of {} and {} is not built yet (2-D, or 3-D "
-                           "with equal batches, is)",
-                           a->type.withoutDevice(), m->type.withoutDevice()));
   bool ta = op.attrs.getBool("transpose_a", false);
   bool tb = op.attrs.getBool("transpose_b", false);
+  const Shape& as = a->type.shape;
+  const Shape& ms = m->type.shape;
+  int64_t rank = a->type.rank();
+  auto lastTwo = [](const Shape& shape, int64_t lead) {
+    return Shape{lead, shape[shape.size() - 2], shape[shape.size() - 1]};
+  };
+  if (rank >= 3 && m->type.rank() == 2 && !ta) {
+    int64_t rows = a->type.numel() / as.back();
+    a = b.reshape(a, {rows, as.back()});
+    dy = b.reshape(dy, {rows, dy->type.shape.back()});
+  } else if (rank >= 3 && m->type.rank() == rank &&
+             std::equal(as.begin(), as.end() - 2, ms.begin())) {
+    int64_t batch = 1;
+    for (int64_t dim = 0; dim < rank - 2; ++dim) batch *= as[dim];
+    a = b.reshape(a, lastTwo(as, batch));
+    m = b.reshape(m, lastTwo(ms, batch));
+    dy = b.reshape(dy, lastTwo(dy->type.shape, batch));
+  } else if (rank != 2 || m->type.rank() != 2) {
+    noRule(op, fmt::format("the gradient of a matmul of {} and {} is not built yet (2-D, 3-D or "
+                           "more with equal batch dims, or either of those by a 2-D, is)",
+                           op.operands[0]->type.withoutDevice(), m->type.withoutDevice()));
+  }
   auto matmul = [&](Value* left, Value* right, bool transposeLeft, bool transposeRight) {
     Attrs attrs;
     if (transposeLeft) attrs.set("transpose_a", true);
@@ -221,8 +257,8 @@ std::vector<Value*> matmulGradients(GradBuilder& b, Value* dy, const std::vector
   std::vector<Value*> grads(2, nullptr);
   // With A = op(a) and B = op(m): dA = dy B^T and dB = A^T dy; a transposed operand takes
   // the transpose of its product.
-  if (need[0]) grads[0] = ta ? matmul(m, dy, tb, true) : matmul(dy, m, false, !tb);
-  if (need[1]) grads[1] = tb ? matmul(dy, a, true, ta) : matmul(a, dy, !ta, false);
+  if (need[0]) grads[0] = b.reshape(ta ? matmul(m, dy, tb, true) : matmul(dy, m, false, !tb), as);
+  if (need[1]) grads[1] = b.reshape(tb ? matmul(dy, a, true, ta) : matmul(a, dy, !ta, false), ms);
   return grads;
 }
 
@@ -318,6 +354,8 @@ std::vector<Value*> gradientsOf(GradBuilder& builder, Value* dy, const std::vect
       return {transposeGradient(builder, dy)};
     case OpKind::Concat:
       return concatGradients(builder, dy, needed);
+    case OpKind::Clamp:
+      return {clampGradient(builder, dy)};
     case OpKind::To:  // the gradient goes back where the operand came from
       return {toGradient(builder, dy)};
     case OpKind::Cast:  // float to float: the gradient in the operand's dtype

@@ -59,12 +59,12 @@ std::vector<Value*> gradientsOf(GradBuilder& builder, Value* dy, const std::vect
 // when absent).
 std::vector<int64_t> reductionAxes(const Op& op, int64_t rank);
 
-// Rules of the losses, softmax, log_softmax and embedding (passes/autodiff_rules_loss.cpp);
-// nullopt for other ops.
+// Rules of the losses, softmax, log_softmax, embedding and index_select
+// (passes/autodiff_rules_loss.cpp); nullopt for other ops.
 std::optional<std::vector<Value*>> lossGradients(GradBuilder& builder, Value* dy,
                                                  const std::vector<bool>& needed);
 
-// Rules of gelu, layer_norm, slice, dropout and scaled_dot_product_attention
+// Rules of gelu, layer_norm, slice, pad, dropout, where and scaled_dot_product_attention
 // (passes/autodiff_rules_layers.cpp); nullopt for other ops.
 std::optional<std::vector<Value*>> layerGradients(GradBuilder& builder, Value* dy,
                                                   const std::vector<bool>& needed);
@@ -73,8 +73,9 @@ std::optional<std::vector<Value*>> layerGradients(GradBuilder& builder, Value* d
 std::optional<std::vector<Value*>> normGradients(GradBuilder& builder, Value* dy,
                                                  const std::vector<bool>& needed);
 
-// Rules of conv2d (not grouped), and of avg_pool2d and adaptive_avg_pool2d whose windows tile
-// the input (passes/autodiff_rules_conv.cpp); nullopt for other ops.
+// Rules of conv2d (grouped and depthwise too), conv_transpose2d, max_pool2d, avg_pool2d, and
+// adaptive_avg_pool2d whose windows tile the input (passes/autodiff_rules_conv.cpp); nullopt
+// for other ops.
 std::optional<std::vector<Value*>> convGradients(GradBuilder& builder, Value* dy,
                                                  const std::vector<bool>& needed);
 

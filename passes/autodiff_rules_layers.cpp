@@ -1,6 +1,7 @@
 // Gradient rules of a transformer's layers: gelu, layer_norm, slice (the pieces of a split or
-// chunk), dropout, and scaled_dot_product_attention, whose backward recomputes the attention
-// weights from q and k (the forward kernel never stores them), as FlashAttention's backward does.
+// chunk) and pad, dropout, where (an ONNX export's masks), and scaled_dot_product_attention, whose
+// backward recomputes the attention weights from q and k (the forward kernel never stores them), as
+// FlashAttention's backward does.
 #include <cmath>
 
 #include <fmt/format.h>
@@ -174,6 +175,38 @@ std::vector<Value*> dropoutGradients(GradBuilder& b, Value* dy) {
   return {b.op(OpKind::Dropout, {dy, op.operands[1]}, op.attrs), nullptr};
 }
 
+// pad (constant): the gradient of the padded rows is dropped and that of the cropped ones is
+// zero, so dx is dy padded by the opposite amounts (a negative pad crops).
+Value* padGradient(GradBuilder& b, Value* dy) {
+  const Op& op = b.forward();
+  std::string mode = op.attrs.getString("mode", "constant");
+  if (mode != "constant")
+    refuseGradient(op,
+                   fmt::format("the gradient of mode '{}' is not built yet (constant is)", mode));
+  std::vector<int64_t> pads = *op.attrs.getIntList("pad");
+  for (int64_t& pad : pads) pad = -pad;
+  Attrs attrs;
+  attrs.set("pad", pads);
+  return b.op(OpKind::Pad, {dy}, attrs);
+}
+
+// where(cond, a, b), as torch's: dy where cond picks the operand, 0 where it does not (a
+// select, so an inf or NaN dy of the other operand's elements gives 0), each summed down to
+// its operand's shape. The bool cond has none.
+std::vector<Value*> whereGradients(GradBuilder& b, Value* dy, const std::vector<bool>& need) {
+  const Op& op = b.forward();
+  Value* cond = op.operands[0];
+  std::vector<Value*> grads(3, nullptr);
+  Attrs zero;
+  zero.set("value", 0.0);
+  if (need[1])
+    grads[1] = b.sumToShape(b.op(OpKind::MaskedFill, {dy, b.op(OpKind::LogicalNot, {cond})}, zero),
+                            op.operands[1]->type.shape);
+  if (need[2])
+    grads[2] = b.sumToShape(b.op(OpKind::MaskedFill, {dy, cond}, zero), op.operands[2]->type.shape);
+  return grads;
+}
+
 }  // namespace
 
 std::optional<std::vector<Value*>> layerGradients(GradBuilder& builder, Value* dy,
@@ -189,6 +222,10 @@ std::optional<std::vector<Value*>> layerGradients(GradBuilder& builder, Value* d
       return attentionGradients(builder, dy, needed);
     case OpKind::Dropout:
       return dropoutGradients(builder, dy);
+    case OpKind::Where:
+      return whereGradients(builder, dy, needed);
+    case OpKind::Pad:
+      return std::vector<Value*>{padGradient(builder, dy)};
     default:
       return std::nullopt;
   }

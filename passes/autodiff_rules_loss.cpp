@@ -1,6 +1,6 @@
 // Gradient rules of the losses and of the ops that end in a normalization over classes:
-// mse_loss, cross_entropy, softmax, log_softmax, and embedding (a class lookup whose gradient
-// is a sum over the rows that chose each class).
+// mse_loss, cross_entropy, softmax, log_softmax, and embedding and index_select (lookups whose
+// gradient is a sum over the rows that chose each class).
 #include <fmt/format.h>
 
 #include "ir/infer_type.h"
@@ -114,6 +114,46 @@ Value* embeddingGradient(GradBuilder& b, Value* dy) {
   return b.op(OpKind::Matmul, {chosen, b.reshape(dy, {rows, width})}, transposeA);
 }
 
+// index_select(x, index) along `axis`: x's gradient is one_hot(index)^T dy with the axis
+// first, so that each picked slice's dy adds up where it came from (an index picked twice
+// gets both). The integer index has none.
+Value* indexSelectGradient(GradBuilder& b, Value* dy) {
+  const Op& op = b.forward();
+  Value* x = op.operands[0];
+  const Shape& shape = x->type.shape;
+  int64_t rank = x->type.rank();
+  int64_t axis = *normalizeAxis(op.attrs.getInt("axis", 0), rank);
+  std::vector<int64_t> perm{axis};  // the axis first, the rest in order
+  for (int64_t dim = 0; dim < rank; ++dim)
+    if (dim != axis) perm.push_back(dim);
+  auto moved = [&](Value* v) {
+    if (axis == 0) return v;
+    Attrs attrs;
+    attrs.set("perm", perm);
+    return b.op(OpKind::Transpose, {v}, attrs);
+  };
+  Value* picked = moved(dy);
+  Shape pickedShape = picked->type.shape;
+  int64_t count = pickedShape[0];
+  int64_t rest = count == 0 ? 0 : picked->type.numel() / count;
+  Attrs oneHot;
+  oneHot.set("num_classes", shape[axis]);
+  Value* flat = b.reshape(b.cast(op.operands[1], DType::I64), {count});
+  Value* chosen = b.cast(b.op(OpKind::OneHot, {flat}, oneHot), x->type.dtype);
+  Attrs transposeA;
+  transposeA.set("transpose_a", true);
+  Value* summed =
+      b.op(OpKind::Matmul, {chosen, b.reshape(picked, {count, rest})}, transposeA);  // [D, rest]
+  pickedShape[0] = shape[axis];
+  summed = b.reshape(summed, pickedShape);
+  if (axis == 0) return summed;
+  std::vector<int64_t> inverse(rank);
+  for (int64_t i = 0; i < rank; ++i) inverse[perm[i]] = i;
+  Attrs back;
+  back.set("perm", inverse);
+  return b.op(OpKind::Transpose, {summed}, back);
+}
+
 }  // namespace
 
 std::optional<std::vector<Value*>> lossGradients(GradBuilder& builder, Value* dy,
@@ -129,6 +169,8 @@ std::optional<std::vector<Value*>> lossGradients(GradBuilder& builder, Value* dy
       return std::vector<Value*>{softmaxGradient(builder, dy)};
     case OpKind::Embedding:
       return std::vector<Value*>{nullptr, embeddingGradient(builder, dy)};
+    case OpKind::IndexSelect:
+      return std::vector<Value*>{needed[0] ? indexSelectGradient(builder, dy) : nullptr, nullptr};
     default:
       return std::nullopt;
   }

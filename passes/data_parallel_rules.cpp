@@ -130,6 +130,9 @@ bool rowWise(const Op& op, const std::vector<bool>& batched) {
     case OpKind::AvgPool2d:
     case OpKind::AdaptiveAvgPool2d:
       return onlyFirstBatched();
+    case OpKind::MaxPool2dBackward:  // (x, dy): each plane's dy goes back to its plane of x
+    case OpKind::AvgPool2dBackward:
+      return isBatched(batched, 0) && isBatched(batched, 1);
     case OpKind::Embedding:  // a lookup per index
       return onlyFirstBatched();
     case OpKind::ScaledDotProductAttention: {

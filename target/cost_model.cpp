@@ -82,6 +82,16 @@ double convFlops(const Op& op) {
 }
 
 double poolFlops(const Op& op) {
+  if (isPool2dBackward(op.kind)) {
+    // Each input element gathers from the windows that hold it; max_pool2d's recomputes
+    // each of those windows' argmax: its forward's reads once per window that overlaps.
+    const PoolGeometry g = pool2dGeometry(op);
+    const double windows = static_cast<double>(((g.kernelH + g.strideH - 1) / g.strideH) *
+                                               ((g.kernelW + g.strideW - 1) / g.strideW));
+    const double inputs = static_cast<double>(op.result->type.numel());
+    return op.kind == OpKind::MaxPool2dBackward ? windows * pool2dWindowElements(g)
+                                                : windows * inputs;
+  }
   if (!isPool2d(op.kind)) return 0;
   return pool2dWindowElements(pool2dGeometry(op));
 }

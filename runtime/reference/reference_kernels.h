@@ -79,8 +79,10 @@ Tensor topkOp(const Op& op, const Operands& operands);  // topk and topk_indices
 // reference_conv.cpp
 Tensor conv2dOp(const Op& op, const Operands& operands);
 Tensor convTranspose2dOp(const Op& op, const Operands& operands);
-// reference_pool.cpp: max_pool2d, avg_pool2d, adaptive_avg_pool2d
+// reference_pool.cpp: max_pool2d, avg_pool2d, adaptive_avg_pool2d and their backward ops
 Tensor pool2dOp(const Op& op, const Operands& operands);
+// max_pool2d_backward, avg_pool2d_backward: (x, dy)
+Tensor pool2dBackwardOp(const Op& op, const Operands& operands);
 // reference_loss.cpp
 enum class LossReduction { None, Sum, Mean };
 LossReduction lossReduction(const Op& op);

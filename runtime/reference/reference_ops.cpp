@@ -67,6 +67,9 @@ Tensor evaluateReferenceOp(const Op& op, const std::vector<const Tensor*>& opera
     case OpKind::AvgPool2d:
     case OpKind::AdaptiveAvgPool2d:
       return pool2dOp(op, operands);
+    case OpKind::MaxPool2dBackward:
+    case OpKind::AvgPool2dBackward:
+      return pool2dBackwardOp(op, operands);
     case OpKind::MseLoss:
     case OpKind::L1Loss:
     case OpKind::SmoothL1Loss:

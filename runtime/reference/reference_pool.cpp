@@ -1,9 +1,12 @@
 // Reference kernels of max_pool2d, avg_pool2d and adaptive_avg_pool2d: each output visits its
 // window of the input plane in plain loops, with the geometry of ir/pool_geometry.h. Averages
 // are summed in double. This is the oracle the generated pool kernels are checked against.
+// Their backward ops scatter each output's dy into its window as ATen's CPU kernels do (the
+// generated kernels gather it instead, one thread per input element).
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "ir/diagnostic.h"
 #include "ir/pool_geometry.h"
@@ -63,6 +66,50 @@ Tensor pool2dOp(const Op& op, const Operands& operands) {
                                   : (rows.end - rows.begin) * (columns.end - columns.begin);
         storeComputed(result, out, sum / static_cast<double>(count));
       }
+  return result;
+}
+
+Tensor pool2dBackwardOp(const Op& op, const Operands& operands) {
+  checkOperandCount(op, operands, 2, 2);
+  checkFloatOperands(op, operands, {0, 1});
+  const PoolGeometry g = pool2dGeometry(op);
+  const Tensor& x = *operands[0];
+  const Tensor& dy = *operands[1];
+  std::vector<double> dx(static_cast<size_t>(g.planes * g.inH * g.inW), 0.0);
+  int64_t out = 0;
+  for (int64_t plane = 0; plane < g.planes; ++plane)
+    for (int64_t oy = 0; oy < g.outH; ++oy)
+      for (int64_t ox = 0; ox < g.outW; ++ox, ++out) {
+        const Window rows = fixedWindow(oy, g.inH, g.kernelH, g.strideH, g.padH);
+        const Window columns = fixedWindow(ox, g.inW, g.kernelW, g.strideW, g.padW);
+        const int64_t first = plane * g.inH * g.inW;
+        const double grad = dy.loadDouble(out);
+        if (op.kind == OpKind::AvgPool2dBackward) {
+          const int64_t count = g.countIncludePad
+                                    ? rows.paddedSize * columns.paddedSize
+                                    : (rows.end - rows.begin) * (columns.end - columns.begin);
+          for (int64_t y = rows.begin; y < rows.end; ++y)
+            for (int64_t xi = columns.begin; xi < columns.end; ++xi)
+              dx[first + y * g.inW + xi] += grad / static_cast<double>(count);
+          continue;
+        }
+        // ATen's max_pool2d: the window's first element unless a later one is greater or NaN,
+        // so ties go to the first maximal element in row-major order, and NaNs to the last.
+        int64_t arg = first + rows.begin * g.inW + columns.begin;
+        double best = -std::numeric_limits<double>::infinity();
+        for (int64_t y = rows.begin; y < rows.end; ++y)
+          for (int64_t xi = columns.begin; xi < columns.end; ++xi) {
+            const int64_t at = first + y * g.inW + xi;
+            const double value = x.loadDouble(at);
+            if (value > best || std::isnan(value)) {
+              best = value;
+              arg = at;
+            }
+          }
+        dx[arg] += grad;
+      }
+  Tensor result = makeResult(op, x.shape());
+  for (size_t i = 0; i < dx.size(); ++i) storeComputed(result, static_cast<int64_t>(i), dx[i]);
   return result;
 }
 

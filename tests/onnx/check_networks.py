@@ -11,6 +11,10 @@ BERT-style encoder), with inputs from a fixed seed:
      text models' sequence is fixed, FIXED_AT_IMPORT), then `gxc run DIR/model.yaml` on the
      host at batch sizes 3 and 5, neither a size the import evaluates the graph with: its
      outputs must match ONNX Runtime's at that batch within 1e-4 relative.
+  4. The model imported at batch 2, with a loss layer (cross_entropy of the logits, for BERT a
+     mse_loss of the pooled output plus the mean of the hidden states) and a `train:` section,
+     trained by `gxc train` on the host for two SGD steps: every op of the network has a
+     gradient rule, and the losses are finite.
 
 Relative error of an output: max|gxc - reference| / max|reference|, over the whole tensor.
 An elementwise |a-b| <= rtol*|b| fails on values near zero (logits cross zero, and a sum of
@@ -28,6 +32,7 @@ exit status: 0 all match, 1 a mismatch or a gxc failure (each listed with the co
 reproduces it), 77 onnxruntime or torch is missing (the test is skipped, saying why).
 """
 import argparse
+import json
 import os
 import pathlib
 import shlex
@@ -179,6 +184,61 @@ def check_network(checker, models, name):
         label = f"{name} import-then-run cpu, batch {batch}"
         if checker.run(command, label):
             checker.compare(label, out, expected, TOLERANCE_VS_ORT, command)
+    check_training(checker, model, work, name)
+
+
+# Step 4: per network, the inputs the loss adds, its layers, and the training data's extra
+# arrays (the network's own inputs come from NETWORKS at batch 2).
+LOSSES = {
+    "resnet18": ("  labels: {shape: [2], dtype: i64}\n",
+                 "  - {name: loss, op: cross_entropy, inputs: [logits, labels]}\n",
+                 lambda rng: {"labels": rng.integers(0, 1000, 2).astype(np.int64)}),
+    "gpt2_tiny": ("  targets: {shape: [2, 12], dtype: i64}\n",
+                  "  - {name: logit_rows, op: reshape, inputs: [logits], shape: [24, 100]}\n"
+                  "  - {name: target_rows, op: reshape, inputs: [targets], shape: [24]}\n"
+                  "  - {name: loss, op: cross_entropy, inputs: [logit_rows, target_rows]}\n",
+                  lambda rng: {"targets": rng.integers(0, 100, (2, 12)).astype(np.int64)}),
+    "bert_tiny": ("  target: {shape: [2, 64], dtype: f32}\n",
+                  "  - {name: pooled_loss, op: mse_loss, inputs: [pooler_output, target]}\n"
+                  "  - {name: hidden_mean, op: mean, inputs: [last_hidden_state]}\n"
+                  "  - {name: loss, op: add, inputs: [pooled_loss, hidden_mean]}\n",
+                  lambda rng: {"target": rng.standard_normal((2, 64)).astype(np.float32)}),
+}
+LOSSES["mobilenet_v2"] = LOSSES["resnet18"]
+
+
+def check_training(checker, model, work, name):
+    folder = work / "train"
+    folder.mkdir(exist_ok=True)
+    imported = folder / "model.yaml"
+    command = [str(checker.gxc), "import", str(model), "-o", str(imported), "--dim", "batch=2"]
+    for axis, size in FIXED_AT_IMPORT.get(name, {}).items():
+        command += ["--dim", f"{axis}={size}"]
+    if not checker.run(command, f"{name} import for training"):
+        return
+    inputs, layers, extra = LOSSES[name]
+    text = imported.read_text()
+    outputs = text.index("\noutputs: [")
+    text = text[:outputs + 1] + layers + text[outputs + 1:].replace("]\n", ", loss]\n", 1)
+    text = text.replace("\nparams:\n", "\n" + inputs + "params:\n", 1)
+    text += ("train:\n  loss: loss\n  optimizer: {sgd: {lr: 0.001, momentum: 0.9}}\n"
+             "  batch_size: 2\n  epochs: 1\n  shuffle: false\n")
+    model_file = folder / "model-with-loss.yaml"
+    model_file.write_text(text)
+    rng = np.random.default_rng(20261202)
+    data = {**NETWORKS[name](rng, 2), **extra(rng)}
+    np.savez(folder / "data.npz", **{k: np.concatenate([v, v]) for k, v in data.items()})
+    log = folder / "log.jsonl"
+    command = [str(checker.gxc), "train", str(model_file), "--data", str(folder / "data.npz"),
+               "--devices", "cpu", "--log", str(log)]
+    label = f"{name} train 2 steps cpu"
+    if not checker.run(command, label):
+        return
+    losses = [json.loads(line)["loss"] for line in log.read_text().splitlines()]
+    if len(losses) != 2 or not all(np.isfinite(losses)):
+        checker.fail(label, f"losses {losses}: want 2 finite ones", command)
+        return
+    print(f"ok   {label}: losses {losses[0]:.4g}, {losses[1]:.4g}", flush=True)
 
 
 def main():

@@ -1,129 +1,18 @@
-// The autodiff pass's gradient rules against central finite differences, in f64: each model
-// below computes a 0-d loss from params through the ops under test; the gradients autodiff
-// writes as outputs (grad.NAME) must match (loss(p + h) - loss(p - h)) / 2h at every checked
-// element (every element of a param of at most kEveryElementUpTo, else about seven). The
-// reference interpreter runs both, so only the rules are under test there; then the same
-// training graph, compiled by the default pipeline with autodiff, runs the backward as generated
-// kernels and library calls on the host, and as emulated GPU launches on a virtual GPU, and
-// every gradient must be the reference's (f64 at 1e-12), so that the kernels of every rule are
-// held to finite differences too.
-#include <algorithm>
-#include <cmath>
+// The autodiff pass's gradient rules against central finite differences, in f64
+// (finite_differences.h), and its refusals. The ops of the ONNX networks are in
+// autodiff_network_ops_test.cpp.
+#include "finite_differences.h"
 
 #include <gtest/gtest.h>
 
-#include "frontend/model_loader.h"
+#include "ir/diagnostic.h"
 #include "passes/pass_manager.h"
-#include "passes/pipeline.h"
-#include "runtime/host/host_executor.h"
-#include "runtime/param_init.h"
-#include "runtime/reference/reference_executor.h"
-#include "runtime/sim/sim_executor.h"
-#include "tests/unit/op_fixtures.h"
 
 namespace gxc {
 namespace {
 
-std::unique_ptr<Graph> trainingGraph(const std::string& body, const std::string& passes) {
-  std::string yaml = "gxc: 1\nname: grads\nseed: 3\n" + body;
-  auto graph = loadModelFromString(yaml, "grads.yaml", GXC_SOURCE_DIR);
-  PassContext context;
-  context.target = Target::of({Device::cpu()});
-  PassManager(parsePassList(passes)).run(*graph, context);
-  return graph;
-}
-
-constexpr int64_t kEveryElementUpTo = 256;
-
-// The training graph as the platforms run it: the default pipeline with autodiff before
-// assign-devices (as gxc train compiles its step, without the optimizer), for `device`.
-std::unique_ptr<Graph> compiledTrainingGraph(const std::string& body, Device device) {
-  std::string yaml = "gxc: 1\nname: grads\nseed: 3\n" + body;
-  auto graph = loadModelFromString(yaml, "grads.yaml", GXC_SOURCE_DIR);
-  PassContext context;
-  context.target = Target::of({device});
-  std::vector<std::string> passes = defaultPipeline();
-  passes.insert(std::find(passes.begin(), passes.end(), "assign-devices"), "autodiff");
-  PassManager(passes).run(*graph, context);
-  return graph;
-}
-
-// The gradients of the generated kernels on the host, and of their GPU launches emulated on a
-// virtual GPU, from the same params and inputs, against the reference's.
-void expectKernelsGiveTheReferenceGradients(const std::string& body,
-                                            const std::map<std::string, Tensor>& inputs,
-                                            const std::map<std::string, Tensor>& params,
-                                            const std::map<std::string, Tensor>& expected) {
-  for (bool emulated : {false, true}) {
-    SCOPED_TRACE(emulated ? "emulated GPU launches" : "host kernels");
-    std::map<std::string, Tensor> got;
-    if (!emulated) {
-      auto graph = compiledTrainingGraph(body, Device::cpu());
-      HostExecutor host(*graph);
-      host.setParamValues(params);
-      got = host.run(inputs);
-    } else {
-      auto graph = compiledTrainingGraph(body, Device::cuda(0));
-      SimConfig config;
-      config.memoryPerGpu = int64_t{1} << 30;
-      config.launch.emulateBlocks = true;
-      SimExecutor sim(*graph, config);
-      sim.setParamValues(params);
-      got = sim.run(inputs);
-    }
-    for (const auto& [name, gradient] : expected) {
-      if (name.rfind("grad.", 0) != 0) continue;
-      ASSERT_TRUE(got.count(name)) << name;
-      fixtures::expectCloseToReference(got.at(name), gradient, name + ": ");
-    }
-  }
-}
-
-std::map<std::string, Tensor> defaultInputs(const Graph& graph) {
-  std::map<std::string, Tensor> inputs;
-  for (const Value* input : graph.inputs())
-    inputs[input->name] = defaultInput(graph, *input, graph.attrs().getInt("seed", 0));
-  return inputs;
-}
-
-// Every gradient output of the model in `body` against finite differences of its loss.
-void expectGradientsMatchFiniteDifferences(const std::string& body, int expectedGradients) {
-  auto graph = trainingGraph(body, "infer-shapes,autodiff");
-  std::map<std::string, Tensor> inputs = defaultInputs(*graph);
-  ReferenceExecutor executor(*graph);
-  std::map<std::string, Tensor> outputs = executor.run(inputs);
-  std::map<std::string, Tensor> params = executor.paramValues();
-  int checked = 0;
-  for (const auto& [name, gradient] : outputs) {
-    if (name.rfind("grad.", 0) != 0) continue;
-    ++checked;
-    std::string param = name.substr(5);
-    ASSERT_TRUE(params.count(param)) << name;
-    Tensor original = params.at(param);
-    ASSERT_EQ(gradient.shape(), original.shape()) << name;
-    int64_t count = original.numel();
-    const int64_t stride = count <= kEveryElementUpTo ? 1 : count / 7;
-    for (int64_t i = 0; i < count; i += stride) {
-      // An f32 param moves by what f32 can hold (the loss is computed in f64 after a cast).
-      const double h = original.dtype() == DType::F64 ? 1e-6 : 1e-3;
-      auto lossAt = [&](double delta, double& moved) {
-        Tensor shifted = original;
-        shifted.storeDouble(i, original.loadDouble(i) + delta);
-        moved = shifted.loadDouble(i);
-        executor.setParamValues({{param, shifted}});
-        return executor.run(inputs).at("loss").loadDouble(0);
-      };
-      double above = 0, below = 0;
-      double rise = lossAt(h, above) - lossAt(-h, below);
-      double expected = rise / (above - below);
-      executor.setParamValues({{param, original}});
-      EXPECT_NEAR(gradient.loadDouble(i), expected, 1e-6 * std::max(1.0, std::abs(expected)))
-          << name << " element " << i;
-    }
-  }
-  EXPECT_EQ(checked, expectedGradients);
-  expectKernelsGiveTheReferenceGradients(body, inputs, params, outputs);
-}
+using autodiff_check::expectGradientsMatchFiniteDifferences;
+using autodiff_check::trainingGraph;
 
 TEST(AutodiffTest, LinearReluMse) {
   expectGradientsMatchFiniteDifferences(
@@ -352,21 +241,15 @@ TEST(AutodiffTest, RefusesTheUsesTheLayerRulesAreNotBuiltFor) {
   };
   const std::string conv =
       "  - {name: c, op: conv2d, inputs: [x], in_channels: 4, out_channels: 4, kernel_size: 3";
-  EXPECT_EQ(refusal(conv + ", groups: 2}\n  - {name: last, op: relu, inputs: [c]}\n"),
-            "grads.yaml:8:5: error: layer 'c': cannot train through conv2d: the gradient of a "
-            "grouped convolution is not built yet");
   EXPECT_EQ(refusal("  - {name: c, op: conv2d, inputs: [x], in_channels: 4, out_channels: 4, "
                     "kernel_size: 2, padding: same}\n  - {name: last, op: relu, inputs: [c]}\n"),
             "grads.yaml:8:5: error: layer 'c': cannot train through conv2d: the gradient with "
             "uneven padding (`same` with an even kernel) is not built yet");
-  EXPECT_EQ(refusal(conv + "}\n  - {name: last, op: avg_pool2d, inputs: [c], kernel_size: 2, "
-                           "stride: 1}\n"),
-            "grads.yaml:9:5: error: layer 'last': cannot train through avg_pool2d: the gradient "
-            "is built for windows that tile the input (stride = kernel_size, no padding) only");
   EXPECT_EQ(refusal(conv + "}\n  - {name: last, op: adaptive_avg_pool2d, inputs: [c], "
                            "output_size: 3}\n"),
             "grads.yaml:9:5: error: layer 'last': cannot train through adaptive_avg_pool2d: the "
-            "gradient of overlapping adaptive windows is not built yet");
+            "gradient of overlapping adaptive windows (an output size that does not divide the "
+            "input) is not built yet");
   EXPECT_EQ(refusal(conv + "}\n  - {name: last, op: slice, inputs: [c], axis: 3, start: 0, "
                            "end: 6, step: 2}\n"),
             "grads.yaml:9:5: error: layer 'last': cannot train through slice: the gradient of a "

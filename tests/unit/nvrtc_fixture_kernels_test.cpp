@@ -1,9 +1,9 @@
 // The PTX the cuda platform loads, checked where the CUDA toolkit is and no GPU need be: every
-// kernel of every op fixture (tests/fixtures/ops.json) and of the fused models, placed on
-// cuda:0, in one translation unit compiled by NVRTC and assembled by ptxas (which finds what
-// NVRTC's PTX output alone does not: register and parameter limits, malformed PTX). Built in
-// every configuration; skipped, saying why, where there is no NVRTC or no ptxas. What the
-// executor builds from that PTX is in cuda_kernels_test.cpp.
+// kernel of every op fixture (tests/fixtures/ops.json), of the fused models and of a training
+// step, placed on cuda:0, in one translation unit compiled by NVRTC and assembled by ptxas
+// (which finds what NVRTC's PTX output alone does not: register and parameter limits,
+// malformed PTX). Built in every configuration; skipped, saying why, where there is no NVRTC or
+// no ptxas. What the executor builds from that PTX is in cuda_kernels_test.cpp.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -77,6 +77,17 @@ INSTANTIATE_TEST_SUITE_P(Models, NvrtcModelKernels,
                          [](const testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });
+
+// A training step's kernels: the backward's own (max_pool2d_backward, avg_pool2d_backward,
+// clamp's select, the grouped convolutions' regrouping) and the optimizer's.
+TEST(NvrtcFixtureKernels, TrainingStepKernelsAssembleWithPtxas) {
+  GXC_REQUIRE_NVRTC();
+  auto graph = loadModel(std::string(GXC_SOURCE_DIR) + "/models/mobile_cnn.yaml");
+  PassContext context;
+  context.target = Target::of({Device::cuda(0)});
+  PassManager(trainingPipeline()).run(*graph, context);
+  expectPtxAssembles(*graph, "mobile_cnn's training step");
+}
 
 }  // namespace
 }  // namespace gxc

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -130,6 +132,8 @@ const std::vector<std::string> kCases = {"mlp_adam",
                                          "digits_sgd_nesterov",
                                          "digits_lenet_sgd",
                                          "digits_bn_sgd",
+                                         "cnn_sgd",
+                                         "cnn_adamw",
                                          "gpt_adamw"};
 
 class TrainPyTorchTest : public ::testing::TestWithParam<std::string> {};
