@@ -16,7 +16,8 @@
 //   - the summed gradients (whatever the update reads from the backward) reach the other
 //     devices in buckets (`%ddp.bucket0`: a `concat` of the flattened gradients on the first
 //     device, one `to` per device, `slice` and `reshape` there), cut in the order the backward
-//     finishes them, each at most `context.bucketBytes` (or one gradient, if larger), each
+//     finishes them, each at most `context.bucketBytes` (or one gradient, if larger) and at
+//     most kMaxKernelArgs - 1 gradients (what the packing kernel can be passed), each
 //     sent as soon as its last gradient is summed: the transfer overlaps the rest of the
 //     backward. A cap larger than every gradient together makes one bucket, sent after the
 //     whole backward: no overlap.
