@@ -113,7 +113,7 @@ TEST(OnnxImportFixturesTest, InitializerNamesAreKeptOrTheirChangeReported) {
 TEST(OnnxImportFixturesTest, AFloorDivisionOfSizesIsFolded) {
   std::string folder = fixture("floor_divide");
   ModelOptions options;
-  options.givenInputs["x"] = {folder + "/x.npy", [] { return Shape{3, 5, 8}; }};
+  options.givenInputs["x"] = {folder + "/x.npy", [] { return Shape{3, 5, 8}; }, false, {}};
   ImportedOnnx imported = importOnnx(fixture("floor_divide.onnx"), options);
   registerInMemoryWeights(*imported.weights);
   auto outputs = ReferenceExecutor(*imported.graph).run({{"x", readNpy(folder + "/x.npy")}});

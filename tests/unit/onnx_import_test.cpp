@@ -216,7 +216,7 @@ TEST_F(OnnxImportTest, ASettingGivenAsAGraphInputIsBoundByItsFile) {
   std::string file = (dir_ / "axes.npy").string();
   writeNpy(file, axes);
   ModelOptions options;
-  options.givenInputs["axes"] = {file, [] { return Shape{1}; }};
+  options.givenInputs["axes"] = {file, [] { return Shape{1}; }, false, {}};
   ImportedOnnx imported = importOnnx(save(), options);
   EXPECT_EQ(imported.graph->find("y")->type.shape, (Shape{1, 3}));
 }
