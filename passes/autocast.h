@@ -12,8 +12,8 @@
 //   params stay f32 (their gradients come back through the casts in f32, and the optimizer
 //   updates f32 masters), and every other op (norms, softmax, losses, reductions, elementwise
 //   ops) runs in f32. Where torch keeps a bf16 activation flowing into the next elementwise op,
-//   this gives it f32: the results are those of torch's bf16 run within its own distance from
-//   the f32 run, not bit for bit. The new ops carry the layer's loc.
+//   this gives it f32: the results are those of torch's bf16 run to bf16's precision, not bit
+//   for bit. The new ops carry the layer's loc.
 // Errors: an `autocast` other than "bf16" (f16 is not supported yet).
 // Idempotent: yes: a layer reading bf16 operands is left as it is.
 #pragma once

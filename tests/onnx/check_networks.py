@@ -11,10 +11,11 @@ BERT-style encoder), with inputs from a fixed seed:
      text models' sequence is fixed, FIXED_AT_IMPORT), then `gxc run DIR/model.yaml` on the
      host at batch sizes 3 and 5, neither a size the import evaluates the graph with: its
      outputs must match ONNX Runtime's at that batch within 1e-4 relative.
-  4. The model imported at batch 2, with a loss layer (cross_entropy of the logits, for BERT a
-     mse_loss of the pooled output plus the mean of the hidden states) and a `train:` section,
-     trained by `gxc train` on the host for two SGD steps: every op of the network has a
-     gradient rule, and the losses are finite.
+  4. The text models imported at batch 2, with a loss layer (GPT-2: cross_entropy of the
+     logits; BERT: a mse_loss of the pooled output plus the mean of the hidden states) and a
+     `train:` section, trained by `gxc train` on the host for two SGD steps: every op of the
+     network has a gradient rule, and the losses are finite. (ResNet-18 and MobileNetV2 train
+     against PyTorch, step for step, in check_network_training.py.)
 
 Relative error of an output: max|gxc - reference| / max|reference|, over the whole tensor.
 An elementwise |a-b| <= rtol*|b| fails on values near zero (logits cross zero, and a sum of
@@ -190,9 +191,6 @@ def check_network(checker, models, name):
 # Step 4: per network, the inputs the loss adds, its layers, and the training data's extra
 # arrays (the network's own inputs come from NETWORKS at batch 2).
 LOSSES = {
-    "resnet18": ("  labels: {shape: [2], dtype: i64}\n",
-                 "  - {name: loss, op: cross_entropy, inputs: [logits, labels]}\n",
-                 lambda rng: {"labels": rng.integers(0, 1000, 2).astype(np.int64)}),
     "gpt2_tiny": ("  targets: {shape: [2, 12], dtype: i64}\n",
                   "  - {name: logit_rows, op: reshape, inputs: [logits], shape: [24, 100]}\n"
                   "  - {name: target_rows, op: reshape, inputs: [targets], shape: [24]}\n"
@@ -204,10 +202,11 @@ LOSSES = {
                   "  - {name: loss, op: add, inputs: [pooled_loss, hidden_mean]}\n",
                   lambda rng: {"target": rng.standard_normal((2, 64)).astype(np.float32)}),
 }
-LOSSES["mobilenet_v2"] = LOSSES["resnet18"]
 
 
 def check_training(checker, model, work, name):
+    if name not in LOSSES:
+        return
     folder = work / "train"
     folder.mkdir(exist_ok=True)
     imported = folder / "model.yaml"
