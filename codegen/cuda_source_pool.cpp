@@ -4,9 +4,13 @@
 // sim platforms run the same text built for the host. Their backward ops run one thread per
 // input element, which gathers dy from the windows that hold it (overlapping windows need no
 // atomics), in the order of the outputs, as ATen's scatter adds them.
+#include <fmt/args.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <initializer_list>
+#include <string>
+#include <utility>
 
 #include "codegen/cuda_emit.h"
 #include "ir/diagnostic.h"
@@ -15,28 +19,37 @@
 namespace gxc::cuda {
 namespace {
 
+// The pool's sizes as named arguments of a kernel's text, {inH} {inW} {outH} {outW} {kh} {kw}
+// {sh} {sw} {ph} {pw}, and the texts' own arguments after them.
+fmt::dynamic_format_arg_store<fmt::format_context> poolArgs(
+    const PoolGeometry& g, std::initializer_list<std::pair<const char*, std::string>> more = {}) {
+  fmt::dynamic_format_arg_store<fmt::format_context> store;
+  const std::pair<const char*, int64_t> sizes[] = {
+      {"inH", g.inH},    {"inW", g.inW},    {"outH", g.outH},  {"outW", g.outW}, {"kh", g.kernelH},
+      {"kw", g.kernelW}, {"sh", g.strideH}, {"sw", g.strideW}, {"ph", g.padH},   {"pw", g.padW}};
+  for (const auto& [name, size] : sizes) store.push_back(fmt::arg(name, intLiteral(size)));
+  for (const auto& [name, text] : more) store.push_back(fmt::arg(name, text));
+  return store;
+}
+
 // Statements that set y0, y1, x0, x1 (the input rows and columns the window reads) and, for a
 // fixed window, where it starts and ends in the padded input (what count_include_pad divides
 // by; a ceil_mode window is clipped at the right padding, as PyTorch does).
 std::string windowBounds(const PoolGeometry& g) {
   if (g.adaptive)
-    return fmt::format(
+    return fmt::vformat(
         "    const gxc_i64 y0 = oy * {inH} / {outH}, y1 = ((oy + 1) * {inH} + {outH} - 1) / "
         "{outH};\n"
         "    const gxc_i64 x0 = ox * {inW} / {outW}, x1 = ((ox + 1) * {inW} + {outW} - 1) / "
         "{outW};\n",
-        fmt::arg("inH", intLiteral(g.inH)), fmt::arg("inW", intLiteral(g.inW)),
-        fmt::arg("outH", intLiteral(g.outH)), fmt::arg("outW", intLiteral(g.outW)));
-  return fmt::format(
+        poolArgs(g));
+  return fmt::vformat(
       "    const gxc_i64 yStart = oy * {sh} - {ph}, xStart = ox * {sw} - {pw};\n"
       "    const gxc_i64 yPadEnd = yStart + {kh} < {inH} + {ph} ? yStart + {kh} : {inH} + {ph};\n"
       "    const gxc_i64 xPadEnd = xStart + {kw} < {inW} + {pw} ? xStart + {kw} : {inW} + {pw};\n"
       "    const gxc_i64 y0 = yStart > 0 ? yStart : 0, y1 = yPadEnd < {inH} ? yPadEnd : {inH};\n"
       "    const gxc_i64 x0 = xStart > 0 ? xStart : 0, x1 = xPadEnd < {inW} ? xPadEnd : {inW};\n",
-      fmt::arg("inH", intLiteral(g.inH)), fmt::arg("inW", intLiteral(g.inW)),
-      fmt::arg("kh", intLiteral(g.kernelH)), fmt::arg("kw", intLiteral(g.kernelW)),
-      fmt::arg("sh", intLiteral(g.strideH)), fmt::arg("sw", intLiteral(g.strideW)),
-      fmt::arg("ph", intLiteral(g.padH)), fmt::arg("pw", intLiteral(g.padW)));
+      poolArgs(g));
 }
 
 // max_pool2d_backward and avg_pool2d_backward, (x, dy) of fixed windows.
@@ -73,7 +86,7 @@ KernelBody poolBackwardKernel(const Op& op, const KernelArgs& args) {
   }
   // The outputs whose window [o s - p, o s - p + k) holds the input row (column) i.
   std::string body = pointerDecls(args) + gridStrideLoop("i", count, "  ");
-  body += fmt::format(
+  body += fmt::vformat(
       "    const gxc_i64 ix = i % {inW}, iy = (i / {inW}) % {inH}, plane = i / ({inW} * {inH});\n"
       "    const gxc_i64 yFrom = iy + {ph} - {kh} + 1, xFrom = ix + {pw} - {kw} + 1;\n"
       "    const gxc_i64 oy0 = yFrom > 0 ? (yFrom + {sh} - 1) / {sh} : 0;\n"
@@ -91,13 +104,10 @@ KernelBody poolBackwardKernel(const Op& op, const KernelArgs& args) {
       "    }}\n"
       "    {store}\n"
       "  }}\n",
-      fmt::arg("inH", intLiteral(g.inH)), fmt::arg("inW", intLiteral(g.inW)),
-      fmt::arg("outH", intLiteral(g.outH)), fmt::arg("outW", intLiteral(g.outW)),
-      fmt::arg("kh", intLiteral(g.kernelH)), fmt::arg("kw", intLiteral(g.kernelW)),
-      fmt::arg("sh", intLiteral(g.strideH)), fmt::arg("sw", intLiteral(g.strideW)),
-      fmt::arg("ph", intLiteral(g.padH)), fmt::arg("pw", intLiteral(g.padW)),
-      fmt::arg("real", real), fmt::arg("bounds", windowBounds(g)), fmt::arg("take", take),
-      fmt::arg("store", storeElement(op.result->type.dtype, "out", "i", "sum")));
+      poolArgs(g, {{"real", real},
+                   {"bounds", windowBounds(g)},
+                   {"take", take},
+                   {"store", storeElement(op.result->type.dtype, "out", "i", "sum")}}));
   // Each input element visits ceil(k / s) windows per axis, each of k elements for max.
   const int64_t windows =
       ((g.kernelH + g.strideH - 1) / g.strideH) * ((g.kernelW + g.strideW - 1) / g.strideW);
@@ -133,7 +143,7 @@ KernelBody poolKernel(const Op& op, const KernelArgs& args) {
                 ? fmt::format("sum / ({})((y1 - y0) * (x1 - x0))", real)
                 : fmt::format("sum / ({})((yPadEnd - yStart) * (xPadEnd - xStart))", real);
   std::string body = pointerDecls(args) + gridStrideLoop("i", count, "  ");
-  body += fmt::format(
+  body += fmt::vformat(
       "    const gxc_i64 ox = i % {outW}, oy = (i / {outW}) % {outH}, plane = i / ({outW} * "
       "{outH});\n"
       "{bounds}"
@@ -147,11 +157,12 @@ KernelBody poolKernel(const Op& op, const KernelArgs& args) {
       "    }}\n"
       "    {store}\n"
       "  }}\n",
-      fmt::arg("outW", intLiteral(g.outW)), fmt::arg("outH", intLiteral(g.outH)),
-      fmt::arg("inH", intLiteral(g.inH)), fmt::arg("inW", intLiteral(g.inW)),
-      fmt::arg("bounds", windowBounds(g)), fmt::arg("start", start), fmt::arg("load", load),
-      fmt::arg("accumulate", accumulate), fmt::arg("real", real),
-      fmt::arg("store", storeElement(op.result->type.dtype, "out", "i", value)));
+      poolArgs(g, {{"bounds", windowBounds(g)},
+                   {"start", start},
+                   {"load", load},
+                   {"accumulate", accumulate},
+                   {"real", real},
+                   {"store", storeElement(op.result->type.dtype, "out", "i", value)}}));
   // On the host the blocks share the windows' reads (a window element is one unit of work),
   // so that a pool over more than one block's worth runs on every core.
   const int64_t windowWork =
