@@ -50,7 +50,8 @@ void addTrainingLoss(Graph& graph, const TrainingLoss& spec) {
         "--target {}: the model has a value of that name already; name the data file's "
         "array otherwise",
         spec.target);
-  if (graph.outputs().empty()) usageError("--loss {}: the model has no output", spec.loss);
+  // Every model has an output: its reader refuses one without.
+  GXC_CHECK(!graph.outputs().empty(), "model '{}' has no output", graph.name());
   const GraphOutput& first = graph.outputs().front();
   const TensorType& output = first.value->type;
   if (!isFloat(output.dtype))
