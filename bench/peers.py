@@ -2,11 +2,11 @@
 """gxc on the host against its peers, PyTorch and ONNX Runtime, on the same weights and inputs;
 the machine's f32 GEMM peak and gxc's share of it; gxc's compile time, start-up time and memory.
 
-Usage: bench/peers.py [--gxc build/gxc] [--iterations 30] [--rounds 3] [--quick]
+Usage: bench/peers.py [--gxc build/gxc] [--iterations 30] [--rounds 3] [--quick] [--no-header]
                       [--only SECTION ...] [--skip SECTION ...]   (sections: peers, gemm, compile)
-Run it with any python3: it creates .venv-bench/ in the repository root from
-bench/requirements-peers.txt (PyTorch, ONNX Runtime, ... from PyPI) when the venv is missing or
-its pins changed, and runs itself again with the venv's python. Prints Markdown tables for
+Run it with any python3: it creates .venv-bench/ in the repository root (bench/bench_venv.py:
+PyTorch, ONNX Runtime, ... from PyPI) when the venv is missing or its pins changed, and runs
+itself again with the venv's python. Prints Markdown tables for
 bench/RESULTS.md, after a header that says what was measured: commit, date, machine, load.
 
 peers: for each model (bench/models/mlp_wide_gelu.yaml, bench/models/transformer_block_512.yaml,
@@ -53,7 +53,6 @@ resident set of `gxc compile models/very_big_module.yaml --sim-gpus 2 -o /dev/nu
 
 import argparse
 import datetime
-import hashlib
 import json
 import logging
 import os
@@ -66,8 +65,6 @@ import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-VENV = ROOT / ".venv-bench"
-REQUIREMENTS = ROOT / "bench" / "requirements-peers.txt"
 SECTIONS = ("peers", "gemm", "compile")
 THREADS = (1, 2)
 SEED = 20261127
@@ -78,29 +75,9 @@ WIDE_MLP_GEMM_FLOP = 2 * WIDE_MLP_BATCH * (1024 * 4096 + 4096 * 4096 + 4096 * 10
 TOLERANCE = 1e-3
 
 
-# ---- the virtual environment ----------------------------------------------------------------
-
-
-def ensure_venv():
-    """Installs bench/requirements-peers.txt into .venv-bench/ unless the checksum kept there
-    says it is done (as scripts/python-env.sh does), then re-executes this script with the
-    venv's python if another one runs it."""
-    python = VENV / "bin" / "python"
-    stamp = VENV / "requirements.sha256"
-    wanted = hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()
-    if not (python.exists() and stamp.exists() and stamp.read_text().strip() == wanted):
-        print(f"== python environment in {VENV.name} ({REQUIREMENTS.relative_to(ROOT)})",
-              file=sys.stderr, flush=True)
-        if not python.exists():
-            subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "--quiet",
-                        "--disable-pip-version-check", "-r", str(REQUIREMENTS)], check=True)
-        stamp.write_text(wanted + "\n")
-    if pathlib.Path(sys.prefix).resolve() != VENV.resolve():
-        os.execv(str(python), [str(python), str(pathlib.Path(__file__).resolve()), *sys.argv[1:]])
-
-
 if __name__ == "__main__":
+    from bench_venv import ensure_venv  # this folder
+
     ensure_venv()  # before the imports below, which come from the venv
 
 import numpy as np  # noqa: E402
@@ -342,7 +319,7 @@ def floor_table(rows, fma):
 
 def peers(args):
     """The peers table; returns gxc's ms per iteration of the wide MLP at batch 256 by threads."""
-    print(f"\n## gxc against PyTorch and ONNX Runtime: median of {args.rounds} interleaved "
+    print(f"\n### gxc against PyTorch and ONNX Runtime: median of {args.rounds} interleaved "
           f"rounds, each the median of {args.iterations} timed iterations\n")
     print("| model | size | threads | gxc ms | PyTorch ms | ORT ms | gxc / PyTorch | gxc / ORT |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |", flush=True)
@@ -434,7 +411,7 @@ def fma_peak(args):
 
 def gemm(args, wide_mlp_ms):
     calls = max(3, args.iterations // 3)
-    print(f"\n## f32 GEMM peak: n x n by n x n, 2 n^3 FLOP, the median of {calls} calls\n")
+    print(f"\n### f32 GEMM peak: n x n by n x n, 2 n^3 FLOP, the median of {calls} calls\n")
     print("| library | n | threads | GFLOP/s |")
     print("| --- | ---: | ---: | ---: |", flush=True)
     peak = {}
@@ -497,7 +474,7 @@ def peak_rss_mb(command):
 
 
 def compile_section(args):
-    print("\n## gxc compile time, start-up and memory\n")
+    print("\n### gxc compile time, start-up and memory\n")
     print("| what | measured | target | met |")
     print("| --- | ---: | ---: | --- |", flush=True)
 
@@ -564,6 +541,9 @@ def parse_arguments():
                         help="run these sections only")
     parser.add_argument("--skip", nargs="+", choices=SECTIONS, default=(),
                         help="leave these sections out")
+    parser.add_argument("--no-header", action="store_true",
+                        help="print the tables only, without the header and the load after "
+                        "(bench/write_results.py writes its own)")
     args = parser.parse_args()
     args.gxc = str(pathlib.Path(args.gxc).resolve())
     if not os.access(args.gxc, os.X_OK):
@@ -577,13 +557,15 @@ def parse_arguments():
 
 def main():
     args = parse_arguments()
-    header(args)
+    if not args.no_header:
+        header(args)
     wide_mlp_ms = peers(args) if "peers" in args.sections else {}
     if "gemm" in args.sections:
         gemm(args, wide_mlp_ms)
     if "compile" in args.sections:
         compile_section(args)
-    print(f"\nload average after: {load_average()}")
+    if not args.no_header:
+        print(f"\nload average after: {load_average()}")
 
 
 if __name__ == "__main__":

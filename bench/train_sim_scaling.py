@@ -14,7 +14,7 @@ above every gradient together) send them only after the whole backward: the same
 the overlap. Pipeline cuts the layers into K stages and the batch into K micro-batches.
 
   .venv-torch/bin/python bench/train_sim_scaling.py --gxc build/gxc   (any Python with NumPy)
-Prints a Markdown table (bench/RESULTS.md has the last one, with the commit).
+Prints a Markdown table; bench/write_results.py puts the latest in bench/RESULTS.md.
 """
 import argparse
 import json

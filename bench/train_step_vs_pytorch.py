@@ -15,7 +15,7 @@ Run with a Python that has torch: the peer the performance issue names is PyPI's
 release, which bench/peers.py installs into .venv-bench/ (scripts/torch-env.sh's .venv-torch has
 Debian's 1.13, which the fixtures use):
   .venv-bench/bin/python bench/train_step_vs_pytorch.py --gxc build/gxc [--rounds 3]
-Prints a Markdown table (bench/RESULTS.md has the last one, with the commit).
+Prints a Markdown table; bench/write_results.py puts the latest in bench/RESULTS.md.
 """
 import argparse
 import json
