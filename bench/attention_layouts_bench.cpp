@@ -1,5 +1,5 @@
 // gpt_decoder's attention matmuls in oneDNN, with the heads where gxc's transposes put them or
-// read in place: which kernel oneDNN picks for each, and what a call costs. bench/RESULTS.md
+// read in place: which kernel oneDNN picks for each, and what a call costs. docs/performance.md
 // cites it where it says why the host's attention copies its heads rather than reading q, k
 // and v strided out of the qkv projection.
 //

@@ -1,7 +1,7 @@
 // resnet_cifar's 3x3 convolutions in oneDNN, then ResNet-18's at a 64x64 image (the ONNX
 // export of bench/onnx_networks_vs_ort.py), one per activation layout: which kernel oneDNN
 // picks for each, what a call costs, and what the reorders from and to NCHW (gxc's layout
-// between ops) cost around it. bench/RESULTS.md cites it where it says why gxc's host
+// between ops) cost around it. docs/performance.md cites it where it says why gxc's host
 // convolutions take the layout oneDNN prefers.
 //
 //   conv_layouts_bench [BATCH] [CALLS]   (default 8 and 200; set OMP_NUM_THREADS)

@@ -1,7 +1,7 @@
 // The f32 GEMMs of the host's bench models in each GEMM library on this machine: oneDNN's
 // matmul primitive with its weights in the layout it prefers (as runtime/host/onednn_matmul.cpp
 // packs them once), OpenBLAS's cblas_sgemm, and BLIS's bli_sgemm where CMake found BLIS.
-// bench/RESULTS.md cites it where it says why gxc's f32 GEMMs are oneDNN's.
+// docs/performance.md cites it where it says why gxc's f32 GEMMs are oneDNN's.
 //
 //   gemm_libraries_bench [SECONDS]   (default 0.3 per library and shape; set OMP_NUM_THREADS)
 //

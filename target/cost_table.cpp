@@ -61,7 +61,7 @@ const CostTable& h100SxmCosts() {
       // chunk is one, and its hand-off between the staging thread and the stream is taken
       // to fit in it.
       .copyLatencySeconds = 5e-6,
-      // The host: the machine the benchmarks of bench/RESULTS.md ran on, a 2-core Intel Xeon
+      // The host: the machine bench/RESULTS.md was measured on at 58cce48, a 2-core Intel Xeon
       // virtual machine at 2.8 GHz, shared with other builds while measured. The one-thread
       // figures are bench/host_rates_bench's best runs by CPU time (the closest to an idle
       // machine), rounded: a memcpy of 4 MiB chunks into a staging buffer, 8.1 GB/s; gxc's

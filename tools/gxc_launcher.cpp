@@ -9,7 +9,7 @@
 // (some 16 ms here, at 53 ns a `pause`) before a waiting thread sleeps. The thread that waits
 // then spins away the time slice that the other needs to get to the barrier, every parallel
 // region costs a time slice, and a 0.6 ms model takes 190 ms an iteration, its minimum too
-// (bench/RESULTS.md, "a shared machine"). So, unless the user set them:
+// (docs/performance.md, "A shared machine"). So, unless the user set them:
 // - OMP_PROC_BIND=true where a team has more than one thread: each OpenMP thread on a core of
 //   its own, so that no two threads of a team ever share one (the engine gives its first
 //   thread back every core once libgomp has bound it, runtime/host/host_threads.h);
@@ -32,7 +32,7 @@ namespace {
 // Some 0.5 ms at 53 ns a pause (AMD Zen 4), less where a pause is shorter: longer than the gaps
 // between the parallel regions of a run, so that the threads stay awake from one kernel to the
 // next, and short against a time slice (3-4 ms). Measured against 0, 2,000 and libgomp's
-// 300,000, quiet, beside a busy process and beside a loaded machine (bench/RESULTS.md).
+// 300,000, quiet, beside a busy process and beside a loaded machine (docs/performance.md).
 constexpr const char* kSpinIterations = "10000";
 
 bool userSetAny(std::initializer_list<const char*> variables) {

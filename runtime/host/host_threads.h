@@ -25,7 +25,7 @@ void runOnEveryCore();
 // While it lives, the calling thread, which starts OpenMP's parallel regions, runs on the first
 // OpenMP place's core, as libgomp bound it: the other threads of its team are each on a core of
 // their own, and a master free to move is woken beside one of them, where the two wait on each
-// other (bench/RESULTS.md, "a shared machine"). Around a run's or a training's executions;
+// other (docs/performance.md, "A shared machine"). Around a run's or a training's executions;
 // gives the thread its cores back after. Does nothing where nothing is bound.
 class OnFirstOpenMpCore {
  public:

@@ -129,7 +129,7 @@ TEST(GraphTest, AnErasedOpOrAnotherGraphsOpIsRefused) {
 
 // A rewrite that inserts before every op of a long chain, as splitBatch does: every insert
 // lands right before its anchor, and positions are right after the batch. (Its cost is
-// measured in bench/RESULTS.md, placement time, not asserted here.)
+// measured by bench/compile_time_bench.py, in bench/RESULTS.md, not asserted here.)
 TEST(GraphTest, ManyInsertionsIntoALongChainKeepTheirPlaces) {
   Graph graph("g");
   Value* previous = graph.addInput("x", f32());
