@@ -9,8 +9,12 @@
 // one of -inf only is -inf, as in torch, where oneDNN's max skips a NaN and starts from the
 // lowest finite float: the outputs of the windows that hold either are computed again after the
 // primitive (found by one vectorized pass over x; none in a model's usual data).
+//
+// Where oneDNN would pool an NCHW x with one of its loops in C++ (no jit pooling for NCHW on
+// AVX2), x is reordered to channels-last and pooled there.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "ir/graph.h"
@@ -32,6 +36,9 @@ struct PoolLayouts {
 // `op` is a max_pool2d that cpuMaxPoolApplies to; `x` its operand, `result` its result, in
 // `layouts`.
 void cpuMaxPool(const Op& op, const ConstTensorView& x, TensorView result, PoolLayouts layouts);
+
+// oneDNN's name of the implementation that pools `op` in `layouts` ("jit:avx2", ...), for tests.
+std::string cpuMaxPoolImplementation(const Op& op, PoolLayouts layouts);
 
 // The same with both NCHW: the host's library call for the op (hostLibraryCallFor).
 void cpuMaxPoolNchw(const Op& op, const std::vector<ConstTensorView>& operands, TensorView result);
