@@ -155,10 +155,11 @@ class KernelChecker {
       for (const Value* operand : op.operands)
         residualComputedHere |= operand != fed && isMember(operand);
       if (!isConvEpilogueMember(fed, op) || residualComputedHere) {
-        problem(op,
-                "only batch_norm, relu, clamp and the add of a residual from outside, each reading "
-                "the member before, may follow the convolution %{} in kernel '{}'",
-                conv.result->name, name_);
+        problem(
+            op,
+            "only batch_norm, relu, clamp, hardswish and the add of a residual from outside, each "
+            "reading the member before, may follow the convolution %{} in kernel '{}'",
+            conv.result->name, name_);
         return;
       }
       fed = op.result;
@@ -262,6 +263,7 @@ bool isConvEpilogueMember(const Value* fed, const Op& op) {
   switch (op.kind) {
     case OpKind::Relu:
     case OpKind::Clamp:
+    case OpKind::Hardswish:
       return true;
     case OpKind::BatchNorm:
       return op.operands[0] == fed;

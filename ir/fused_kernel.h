@@ -35,13 +35,14 @@
 //     the GEMM's result.
 //   - a *convolution* (conv2d) may only be the first member, followed by its *epilogue*: a
 //     chain of at most kMaxConvEpilogue members, each reading the member before it once:
-//     batch_norm (the chain at its x), relu, clamp (ReLU6: MobileNet's), and `add` of a tensor
-//     of the chain's own shape and dtype (a residual) computed outside the kernel. These are
-//     what the convolution libraries apply before they store (oneDNN's post-ops: per-channel
-//     scale and shift, eltwise relu, binary add), so the host runs the whole kernel as one
-//     primitive (a clamp that ends the chain as a pass over the result in whatever layout it
-//     is in, which keeps NaN as torch.clamp does and oneDNN's clip does not); cuDNN and the
-//     generated convolution run the epilogue as a generated kernel on their result.
+//     batch_norm (the chain at its x), relu, clamp (ReLU6: MobileNet's), hardswish
+//     (MobileNetV3's), and `add` of a tensor of the chain's own shape and dtype (a residual)
+//     computed outside the kernel. These are what the convolution libraries apply before they
+//     store (oneDNN's post-ops: per-channel scale and shift, eltwise relu, binary add), so the
+//     host runs the whole kernel as one primitive (clamps and hardswishes that end the chain as
+//     a pass over the result in whatever layout it is in, which keeps NaN as torch does and
+//     oneDNN's clip does not); cuDNN and the generated convolution run the epilogue as a
+//     generated kernel on their result.
 #pragma once
 
 #include <string>
@@ -82,7 +83,8 @@ bool isGemmEpilogueMember(const Value* fed, const Op& op);
 // residual, or a GEMM's bias.
 const Value* residualOf(const Op& add, const Value* fed);
 // Whether `op` may extend a convolution's epilogue whose last member computes `fed`:
-// batch_norm reading it as x, relu, clamp, or an add of it and a tensor of its shape and dtype.
+// batch_norm reading it as x, relu, clamp, hardswish, or an add of it and a tensor of its shape
+// and dtype.
 bool isConvEpilogueMember(const Value* fed, const Op& op);
 
 // The kernel `op` belongs to, or "" when it is its own kernel.

@@ -68,7 +68,7 @@
 //        a 2-D one does; other batched (3-D) matmuls are left unfused.
 //        Nothing else joins a GEMM kernel, whose code is the library's, not ours.
 //      - a convolution (conv2d) only first, followed only by a chain of batch_norm, relu,
-//        clamp and residual adds (ir/fused_kernel.h): what oneDNN applies as post-ops while the
+//        clamp, hardswish and residual adds (ir/fused_kernel.h): what oneDNN applies as post-ops while the
 //        output is still in its blocked layout and in cache, as ONNX Runtime's Conv+BatchNorm and
 //        Conv+Activation fusions do. A ResNet's conv, bn, add, relu becomes one primitive on
 //        the host instead of a convolution, a reorder to NCHW and an elementwise kernel over

@@ -37,8 +37,9 @@ std::string postOpShape(const Op& conv, const std::vector<const Op*>& epilogue) 
   for (const Op* member : epilogue) {
     if (member->kind == OpKind::BatchNorm)
       shape += fed == conv.result ? 'f' : 'b';
-    else if (member->kind == OpKind::Clamp || member->kind == OpKind::Relu)
-      shape += 'c';  // a relu clamps from 0, keeping NaN as torch.relu
+    else if (member->kind == OpKind::Clamp || member->kind == OpKind::Relu ||
+             member->kind == OpKind::Hardswish)
+      shape += 'c';  // after the store: a relu clamps from 0, keeping NaN as torch.relu
     else
       shape += 'a';
     fed = member->result;
@@ -75,13 +76,18 @@ ConvPostOps convPostOps(const Op& conv, const std::vector<const Op*>& epilogue,
       post.src1.push_back(shift.data());
     } else if (post.shape[i] == 'a') {
       post.src1.push_back(tensors.at(residualOf(member, fed)).as<float>());
-    } else if (post.shape[i] == 'c' && member.kind == OpKind::Relu) {
-      post.clamps.emplace_back(0.0f, std::numeric_limits<float>::infinity());
+    } else if (member.kind == OpKind::Hardswish) {
+      post.activations.push_back({OpKind::Hardswish});
+    } else if (member.kind == OpKind::Relu) {
+      post.activations.push_back({OpKind::Clamp, 0.0f, std::numeric_limits<float>::infinity()});
     } else if (post.shape[i] == 'c') {
       const float infinity = std::numeric_limits<float>::infinity();
-      post.clamps.emplace_back(
-          member.attrs.has("min") ? static_cast<float>(member.attrs.getFloat("min", 0)) : -infinity,
-          member.attrs.has("max") ? static_cast<float>(member.attrs.getFloat("max", 0)) : infinity);
+      post.activations.push_back(
+          {OpKind::Clamp,
+           member.attrs.has("min") ? static_cast<float>(member.attrs.getFloat("min", 0))
+                                   : -infinity,
+           member.attrs.has("max") ? static_cast<float>(member.attrs.getFloat("max", 0))
+                                   : infinity});
     }
     fed = member.result;
   }

@@ -1,10 +1,11 @@
-// A fused convolution's epilogue (ir/fused_kernel.h: batch_norm, relu, clamp and residual adds
-// after a conv2d) as the post-ops oneDNN applies before it stores the convolution's result: the
-// letters that name them, which key the primitive (cpu_conv.cpp), and the data they read.
-// oneDNN's clip turns a NaN into its lower bound (x86's max returns its second operand when
-// the first is NaN), where torch.clamp keeps it, so a clamp is no post-op: the host applies the
-// clamps that end the chain to the stored result, in whatever layout it is in. oneDNN's relu
-// does the same to NaN (torch.relu keeps it), so a relu is a clamp from 0 here.
+// A fused convolution's epilogue (ir/fused_kernel.h: batch_norm, relu, clamp, hardswish and
+// residual adds after a conv2d) as the post-ops oneDNN applies before it stores the
+// convolution's result: the letters that name them, which key the primitive (cpu_conv.cpp), and
+// the data they read. oneDNN's clip turns a NaN into its lower bound (x86's max returns its
+// second operand when the first is NaN), where torch.clamp keeps it, so a clamp is no post-op:
+// the host applies the clamps that end the chain to the stored result, in whatever layout it is
+// in. oneDNN's relu does the same to NaN (torch.relu keeps it), so a relu is a clamp from 0
+// here, and its hardswish clips too: a hardswish is applied after the store as well.
 #pragma once
 
 #include <string>
@@ -25,12 +26,19 @@ struct ConvLayouts {
   bool residualChannelsLast = false;
 };
 
+// A member the host applies over the stored result: a clamp (a relu is one from 0) with its
+// bounds (an infinity where it has none), or a hardswish.
+struct StoredActivation {
+  OpKind kind = OpKind::Clamp;  // Clamp or Hardswish
+  float low = 0, high = 0;
+};
+
 struct ConvPostOps {
   // One letter per member: 'f' a batch_norm first, folded into the convolution's weights and
   // bias (as PyTorch's and ONNX Runtime's conv-bn folding do: per-channel post-ops cost
   // oneDNN's kernels a tenth of their time), 'b' a later batch_norm (a per-channel multiply,
-  // then a per-channel add), 'a' the add of a residual of the result's shape, 'c' a clamp or a
-  // relu (applied after the primitive, over its result: clamps must end the chain).
+  // then a per-channel add), 'a' the add of a residual of the result's shape, 'c' a clamp, a
+  // relu or a hardswish (applied after the primitive, over its result: they end the chain).
   std::string shape;
   // The binary post-ops' second operands, f32, in post-op order: a batch_norm's scale and
   // shift (in `owned`), a residual's own bytes.
@@ -40,8 +48,8 @@ struct ConvPostOps {
   // convolution then adds (the batch_norm's shift plus the convolution's own bias, scaled).
   const Op* folded = nullptr;
   std::vector<float> weightScale, bias;
-  // Each 'c' member's bounds, in order (an infinity where the clamp has none).
-  std::vector<std::pair<float, float>> clamps;
+  // Each 'c' member, in order.
+  std::vector<StoredActivation> activations;
 };
 
 // Whether the clamps of post-op shape `shape` (ConvPostOps::shape) all end it: what the host

@@ -92,6 +92,29 @@ void clampInPlace(float* data, int64_t count, float low, float high) {
   }
 }
 
+// torch.nn.functional.hardswish over `count` floats in place, x * clamp(x + 3, 0, 6) / 6 in the
+// reference interpreter's order of operations; a NaN stays NaN (oneDNN's hardswish would clip
+// it). Vectorized as clampRange is.
+GXC_VECTOR_CLONES void hardswishRange(float* data, int64_t count) {
+#pragma omp simd
+  for (int64_t i = 0; i < count; ++i) {
+    const float v = data[i];
+    float t = v + 3.0f;
+    t = t < 0.0f ? 0.0f : t;
+    t = t > 6.0f ? 6.0f : t;
+    data[i] = v * t / 6.0f;
+  }
+}
+
+void hardswishInPlace(float* data, int64_t count) {
+#pragma omp parallel if (count >= (int64_t{1} << 18))
+  {
+    const int64_t threads = omp_get_num_threads(), thread = omp_get_thread_num();
+    const int64_t begin = count * thread / threads, end = count * (thread + 1) / threads;
+    hardswishRange(data + begin, end - begin);
+  }
+}
+
 // The operand's values as f32: its own bytes when it is f32, a widened copy otherwise.
 float* f32Data(const ConstTensorView& tensor, std::vector<float>& copy) {
   if (tensor.dtype() == DType::F32) return const_cast<float*>(tensor.as<float>());
@@ -141,7 +164,7 @@ bool convolve(const Op& op, const std::vector<ConstTensorView>& operands, Tensor
   GXC_CHECK(type.dtype != DType::F64, "layer '{}': an f64 {} sent to oneDNN", op.layerName(),
             opName(op.kind));
   if (result.numel() == 0) return true;
-  // The clamps that end the post-ops run after the primitive (conv_post_ops.h).
+  // The clamps and hardswishes that end the post-ops run after the primitive (conv_post_ops.h).
   const PreparedConv& c =
       preparedConv(transposed, g, post ? primitivePostOps(post->shape) : PostOpShape(), layouts);
   if (!c.postOpsTaken) return false;
@@ -248,8 +271,12 @@ bool cpuConvolutionWithEpilogue(const Op& op, const std::vector<ConstTensorView>
   ConvPostOps post = convPostOps(op, epilogue, tensors);
   if (!clampsEndThePostOps(post.shape) || !convolve(op, operands, result, constant, &post, layouts))
     return false;
-  for (const auto& [low, high] : post.clamps)
-    clampInPlace(result.as<float>(), result.numel(), low, high);
+  for (const StoredActivation& activation : post.activations) {
+    if (activation.kind == OpKind::Hardswish)
+      hardswishInPlace(result.as<float>(), result.numel());
+    else
+      clampInPlace(result.as<float>(), result.numel(), activation.low, activation.high);
+  }
   return true;
 }
 

@@ -23,7 +23,8 @@ void cpuConvolution(const Op& op, const std::vector<ConstTensorView>& operands, 
 
 // A fused convolution (ir/fused_kernel.h): conv2d `op` and its epilogue members (batch_norm,
 // relu, residual adds, in order) as one oneDNN primitive with post-ops, the convolution's
-// result never stored before them, then the clamps that end the chain over the result.
+// result never stored before them, then the clamps and hardswishes that end the chain over the
+// result.
 // `tensors` holds every value the members read from outside the kernel. Returns false, having
 // computed nothing, where the post-ops do not apply (a result other than f32, a clamp before
 // another member): the caller runs the convolution and then the epilogue's kernel.

@@ -447,6 +447,28 @@ graph @cbc(%x: f32[2,8,6,6] @cpu) -> (r) attributes {seed = 3} {
   return %r
 })",
        3, 1e-4},
+      // MobileNetV3's hardswish after a convolution and its batch_norm: on the host a pass over
+      // the primitive's result; before another member, the generated epilogue.
+      {"conv_batch_norm_hardswish", R"(
+graph @cbh(%x: f32[2,3,6,6] @cpu) -> (r) attributes {seed = 3} {
+  %w = param {init = "normal", name = "w", seed = 3} : f32[8,3,3,3] @cpu
+  %m = param {init = "normal", name = "m", seed = 4} : f32[8] @cpu
+  %v = param {high = 2.0, init = "uniform", low = 0.5, name = "v", seed = 5} : f32[8] @cpu
+  %c = conv2d %x, %w {bias = false, in_channels = 3, kernel = "k0", kernel_size = 3, out_channels = 8, padding = 1} : f32[2,8,6,6] @cpu
+  %n = batch_norm %c, %m, %v {affine = false, kernel = "k0", num_features = 8} : f32[2,8,6,6] @cpu
+  %r = hardswish %n {kernel = "k0"} : f32[2,8,6,6] @cpu
+  return %r
+})",
+       3, 1e-4},
+      {"conv_hardswish_then_residual", R"(
+graph @chr(%x: f32[2,3,6,6] @cpu, %res: f32[2,8,6,6] @cpu) -> (r) attributes {seed = 3} {
+  %w = param {init = "normal", name = "w", seed = 3} : f32[8,3,3,3] @cpu
+  %c = conv2d %x, %w {bias = false, in_channels = 3, kernel = "k0", kernel_size = 3, out_channels = 8, padding = 1} : f32[2,8,6,6] @cpu
+  %h = hardswish %c {kernel = "k0"} : f32[2,8,6,6] @cpu
+  %r = add %h, %res {kernel = "k0"} : f32[2,8,6,6] @cpu
+  return %r
+})",
+       3, 1e-4},
       {"conv_clamp_then_residual", R"(
 graph @ccr(%x: f32[2,3,6,6] @cpu, %res: f32[2,8,6,6] @cpu) -> (r) attributes {seed = 3} {
   %w = param {init = "normal", name = "w", seed = 3} : f32[8,3,3,3] @cpu
@@ -618,13 +640,13 @@ INSTANTIATE_TEST_SUITE_P(Patterns, FusedKernelTest, testing::ValuesIn(cases()),
                            return info.param.name;
                          });
 
-// A NaN through a convolution and its clamp stays NaN on the host, as torch.clamp and the
-// reference keep it (oneDNN's clip post-op would make it the lower bound: conv_post_ops.h).
-TEST(FusedConvClampTest, NaNStaysNaN) {
+// A NaN through a convolution and its clamp (or hardswish) stays NaN on the host, as torch and
+// the reference keep it (oneDNN's clip post-op would make it the lower bound: conv_post_ops.h).
+void expectANaNThroughAConvolutionAndThen(const std::string& activation) {
   auto graph = planned(parse(R"(
 graph @nan(%x: f32[1,4,5,5] @cpu, %w: f32[4,1,3,3] @cpu) -> (r) {
   %c = conv2d %x, %w {bias = false, groups = 4, in_channels = 4, kernel = "k0", kernel_size = 3, out_channels = 4, padding = 1} : f32[1,4,5,5] @cpu
-  %r = clamp %c {kernel = "k0", max = 6.0, min = 0.0} : f32[1,4,5,5] @cpu
+  %r = )" + activation + R"( : f32[1,4,5,5] @cpu
   return %r
 })"));
   std::map<std::string, Tensor> inputs = inputsOf(*graph);
@@ -640,6 +662,11 @@ graph @nan(%x: f32[1,4,5,5] @cpu, %w: f32[4,1,3,3] @cpu) -> (r) {
     }
   }
   EXPECT_EQ(nans, 9);
+}
+
+TEST(FusedConvClampTest, NaNStaysNaN) {
+  expectANaNThroughAConvolutionAndThen(R"(clamp %c {kernel = "k0", max = 6.0, min = 0.0})");
+  expectANaNThroughAConvolutionAndThen(R"(hardswish %c {kernel = "k0"})");
 }
 
 // 2^19 outputs: past 2^18 the clamp runs on every core, each thread a chunk; a NaN in each half.

@@ -142,8 +142,8 @@ TEST(KernelVerifierTest, AConvolutionLeadsItsEpilogueOnly) {
                              "  %out = relu %a {kernel = \"k0\"} : f32[1,2,4,4] @cpu\n"),
             "");
   const std::string onlyEpilogue =
-      "only batch_norm, relu, clamp and the add of a residual from outside, each reading the "
-      "member before, may follow the convolution %c in kernel 'k0'";
+      "only batch_norm, relu, clamp, hardswish and the add of a residual from outside, each "
+      "reading the member before, may follow the convolution %c in kernel 'k0'";
   EXPECT_EQ(firstConvProblem(std::string(kConv) +
                              "  %out = sigmoid %c {kernel = \"k0\"} : f32[1,2,4,4] @cpu\n"),
             "op %out: " + onlyEpilogue);
