@@ -68,7 +68,6 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 SECTIONS = ("peers", "gemm", "compile")
 THREADS = (1, 2)
 SEED = 20261127
-WARMUP_CALLS = 3
 GEMM_SIZES = (2048, 4096)
 WIDE_MLP_BATCH = 256
 WIDE_MLP_GEMM_FLOP = 2 * WIDE_MLP_BATCH * (1024 * 4096 + 4096 * 4096 + 4096 * 1024)
@@ -85,6 +84,8 @@ import onnx  # noqa: E402
 import onnxruntime  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
+
+from peer_timing import median_ms, ort_session  # noqa: E402  (this folder)
 from safetensors.torch import save_file  # noqa: E402
 from torch import nn  # noqa: E402
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
@@ -143,29 +144,11 @@ def single_output(outputs):
     return outputs
 
 
-def median_ms(call, iterations):
-    for _ in range(WARMUP_CALLS):
-        call()
-    times = []
-    for _ in range(iterations):
-        start = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
-
-
 def torch_ms(module, inputs, threads, iterations):
     torch.set_num_threads(threads)
     tensors = list(inputs.values())
     with torch.inference_mode():
         return median_ms(lambda: module(*tensors), iterations)
-
-
-def ort_session(path, threads):
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
 def ort_ms(session, feed, iterations):

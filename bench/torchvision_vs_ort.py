@@ -31,7 +31,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 if __name__ == "__main__":
     from bench_venv import ensure_venv  # this folder
@@ -43,12 +42,13 @@ import onnxruntime  # noqa: E402
 import torch  # noqa: E402
 import torchvision  # noqa: E402
 
+from peer_timing import median_ms, ort_session  # noqa: E402  (this folder)
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 NETWORKS = ("resnet50", "mobilenet_v3_large", "densenet121", "efficientnet_v2_s", "googlenet",
             "inception_v3")
 BATCHES = (1, 8)
 THREADS = (1, 2)
-WARMUP_CALLS = 3
 TOLERANCE = 1e-3
 ORT_TARGET, TORCH_TARGET = 1.0, 0.8
 
@@ -59,24 +59,6 @@ def torch_module(folder, name):
     module = getattr(torchvision.models, name)(weights=None, **extra).eval()
     module.load_state_dict(torch.load(folder / f"{name}.pt", weights_only=True))
     return module
-
-
-def ort_session(model, threads):
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    return onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
-
-
-def median_ms(call, iterations):
-    for _ in range(WARMUP_CALLS):
-        call()
-    times = []
-    for _ in range(iterations):
-        start = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
 
 
 def gxc_command(gxc, model, image, *extra):
