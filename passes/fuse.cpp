@@ -68,15 +68,15 @@
 //        a 2-D one does; other batched (3-D) matmuls are left unfused.
 //        Nothing else joins a GEMM kernel, whose code is the library's, not ours.
 //      - a convolution (conv2d) only first, followed only by a chain of batch_norm, relu,
-//        clamp, hardswish and residual adds (ir/fused_kernel.h): what oneDNN applies as post-ops while the
-//        output is still in its blocked layout and in cache, as ONNX Runtime's Conv+BatchNorm and
-//        Conv+Activation fusions do. A ResNet's conv, bn, add, relu becomes one primitive on
-//        the host instead of a convolution, a reorder to NCHW and an elementwise kernel over
-//        the whole activation. The residual must come from outside (the libraries read it,
-//        they do not evaluate it), so in a ResNet block the second convolution takes the
-//        add, and the shortcut's convolution, read second, keeps only its batch_norm. A
-//        MobileNet's conv, bn, clamp (ReLU6) is one too: the host clamps the primitive's
-//        result in its own layout, so that it stays channels-last for the next convolution.
+//        clamp, hardswish and residual adds (ir/fused_kernel.h): what oneDNN applies as post-ops
+//        while the output is still in its blocked layout and in cache, as ONNX Runtime's
+//        Conv+BatchNorm and Conv+Activation fusions do. A ResNet's conv, bn, add, relu becomes one
+//        primitive on the host instead of a convolution, a reorder to NCHW and an elementwise
+//        kernel over the whole activation. The residual must come from outside (the libraries read
+//        it, they do not evaluate it), so in a ResNet block the second convolution takes the add,
+//        and the shortcut's convolution, read second, keeps only its batch_norm. A MobileNet's
+//        conv, bn, clamp (ReLU6) is one too: the host clamps the primitive's result in its own
+//        layout, so that it stays channels-last for the next convolution.
 //
 // Algorithm: greedy producer-consumer fusion, as XLA's InstructionFusion and TVM's FuseOps do,
 // in phases:

@@ -96,7 +96,7 @@ ConvPostOps convPostOps(const Op& conv, const std::vector<const Op*>& epilogue,
 
 std::string primitivePostOps(const std::string& shape) { return shape.substr(0, shape.find('c')); }
 
-bool clampsEndThePostOps(const std::string& shape) {
+bool storedActivationsEndThePostOps(const std::string& shape) {
   const size_t first = shape.find('c');
   return first == std::string::npos || shape.find_first_not_of('c', first) == std::string::npos;
 }

@@ -52,10 +52,11 @@ struct ConvPostOps {
   std::vector<StoredActivation> activations;
 };
 
-// Whether the clamps of post-op shape `shape` (ConvPostOps::shape) all end it: what the host
-// takes (the others leave the epilogue to its generated kernel).
-bool clampsEndThePostOps(const std::string& shape);
-// The letters of `shape` oneDNN's primitive applies: those before the clamps that end it.
+// Whether the 'c' members of post-op shape `shape` (ConvPostOps::shape: clamps, relus and
+// hardswishes, applied after the store) all end it: what the host takes (the others leave the
+// epilogue to its generated kernel).
+bool storedActivationsEndThePostOps(const std::string& shape);
+// The letters of `shape` oneDNN's primitive applies: those before the 'c' members that end it.
 std::string primitivePostOps(const std::string& shape);
 
 // ConvPostOps::shape of `epilogue`, the members after `conv` in order, without their data.

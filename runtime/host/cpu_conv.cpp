@@ -82,16 +82,6 @@ GXC_VECTOR_CLONES void clampRange(float* data, int64_t count, float low, float h
   }
 }
 
-// The same on every core from 2^18 floats, each thread one contiguous chunk.
-void clampInPlace(float* data, int64_t count, float low, float high) {
-#pragma omp parallel if (count >= (int64_t{1} << 18))
-  {
-    const int64_t threads = omp_get_num_threads(), thread = omp_get_thread_num();
-    const int64_t begin = count * thread / threads, end = count * (thread + 1) / threads;
-    clampRange(data + begin, end - begin, low, high);
-  }
-}
-
 // torch.nn.functional.hardswish over `count` floats in place, x * clamp(x + 3, 0, 6) / 6 in the
 // reference interpreter's order of operations; a NaN stays NaN (oneDNN's hardswish would clip
 // it). Vectorized as clampRange is.
@@ -106,12 +96,17 @@ GXC_VECTOR_CLONES void hardswishRange(float* data, int64_t count) {
   }
 }
 
-void hardswishInPlace(float* data, int64_t count) {
+// `activation` over `count` floats in place, on every core from 2^18 floats, each thread one
+// contiguous chunk.
+void applyInPlace(const StoredActivation& activation, float* data, int64_t count) {
 #pragma omp parallel if (count >= (int64_t{1} << 18))
   {
     const int64_t threads = omp_get_num_threads(), thread = omp_get_thread_num();
     const int64_t begin = count * thread / threads, end = count * (thread + 1) / threads;
-    hardswishRange(data + begin, end - begin);
+    if (activation.kind == OpKind::Hardswish)
+      hardswishRange(data + begin, end - begin);
+    else
+      clampRange(data + begin, end - begin, activation.low, activation.high);
   }
 }
 
@@ -258,7 +253,7 @@ void cpuConvolution(const Op& op, const std::vector<ConstTensorView>& operands, 
 bool cpuConvolutionTakesEpilogue(const Op& op, const std::vector<const Op*>& epilogue) {
   if (op.result->type.dtype != DType::F32 || op.kind != OpKind::Conv2d) return false;
   const PostOpShape post = postOpShape(op, epilogue);
-  if (!clampsEndThePostOps(post)) return false;
+  if (!storedActivationsEndThePostOps(post)) return false;
   return post.find('a') == PostOpShape::npos ||
          residualPostOpsTaken(conv2dGeometry(op), primitivePostOps(post));
 }
@@ -269,14 +264,11 @@ bool cpuConvolutionWithEpilogue(const Op& op, const std::vector<ConstTensorView>
                                 const ConvLayouts& layouts) {
   if (op.result->type.dtype != DType::F32 || op.kind != OpKind::Conv2d) return false;
   ConvPostOps post = convPostOps(op, epilogue, tensors);
-  if (!clampsEndThePostOps(post.shape) || !convolve(op, operands, result, constant, &post, layouts))
+  if (!storedActivationsEndThePostOps(post.shape) ||
+      !convolve(op, operands, result, constant, &post, layouts))
     return false;
-  for (const StoredActivation& activation : post.activations) {
-    if (activation.kind == OpKind::Hardswish)
-      hardswishInPlace(result.as<float>(), result.numel());
-    else
-      clampInPlace(result.as<float>(), result.numel(), activation.low, activation.high);
-  }
+  for (const StoredActivation& activation : post.activations)
+    applyInPlace(activation, result.as<float>(), result.numel());
   return true;
 }
 

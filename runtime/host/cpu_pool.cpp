@@ -59,10 +59,11 @@ struct PreparedPool {
   memory::desc src, dst, scratchpad;
   dnnl::reorder toNchw;  // dst, channels-last, to NCHW
   memory::desc nchwDst;
-  dnnl::reorder fromNchw;  // an NCHW x to src, channels-last, where viaChannelsLast
+  dnnl::reorder fromNchw;  // an NCHW x to src, channels-last, where oneDNN's NCHW pool is slow
   memory::desc nchwSrc;
-  bool viaChannelsLast = false;
   std::string implementation;  // oneDNN's name of the pool's implementation
+
+  bool viaChannelsLast() const { return static_cast<bool>(fromNchw); }
 };
 
 dnnl::pooling_v2_forward::primitive_desc poolDesc(const PoolShape& s, memory::format_tag tag) {
@@ -91,7 +92,6 @@ PreparedPool prepare(const PoolShape& s, bool channelsLast) {
   p.src = pd.src_desc();
   p.dst = pd.dst_desc();
   p.scratchpad = pd.scratchpad_desc();
-  p.viaChannelsLast = via;
   p.implementation = pd.impl_info_str();
   const dnnl::engine& engine = oneDnnEngine();
   if (channelsLast || via) {
@@ -170,8 +170,7 @@ void fixWindowsOfSpecialValues(const PoolShape& s, const float* x, float* out, b
         }
 }
 
-const PreparedPool& preparedPool(const Op& op, bool inputChannelsLast) {
-  const PoolShape s = poolShapeOf(op);
+const PreparedPool& preparedPool(const PoolShape& s, bool inputChannelsLast) {
   static PreparedPrimitives<PoolKey, PreparedPool> prepared;
   return prepared.get(keyOf(s, inputChannelsLast), [&] { return prepare(s, inputChannelsLast); });
 }
@@ -185,7 +184,7 @@ bool cpuMaxPoolApplies(const Op& op) {
 }
 
 std::string cpuMaxPoolImplementation(const Op& op, PoolLayouts layouts) {
-  return preparedPool(op, layouts.inputChannelsLast).implementation;
+  return preparedPool(poolShapeOf(op), layouts.inputChannelsLast).implementation;
 }
 
 void cpuMaxPool(const Op& op, const ConstTensorView& x, TensorView result, PoolLayouts layouts) {
@@ -193,15 +192,15 @@ void cpuMaxPool(const Op& op, const ConstTensorView& x, TensorView result, PoolL
   GXC_CHECK(!layouts.resultChannelsLast || layouts.inputChannelsLast,
             "layer '{}': a channels-last pool result of an NCHW input", op.layerName());
   const PoolShape s = poolShapeOf(op);
-  const PreparedPool& p = preparedPool(op, layouts.inputChannelsLast);
-  const bool poolsChannelsLast = layouts.inputChannelsLast || p.viaChannelsLast;
+  const PreparedPool& p = preparedPool(s, layouts.inputChannelsLast);
+  const bool poolsChannelsLast = layouts.inputChannelsLast || p.viaChannelsLast();
   const dnnl::engine& engine = oneDnnEngine();
   dnnl::stream& stream = threadStream();
   // oneDNN takes its source as a mutable handle; it only reads it.
   const float* in = x.as<float>();
   const float* source = in;
   thread_local GrowingBuffer channelsLastInput, channelsLastResult;
-  if (p.viaChannelsLast) {
+  if (p.viaChannelsLast()) {
     float* reordered = static_cast<float*>(channelsLastInput.atLeast(x.nbytes()));
     memory from(p.nchwSrc, engine, const_cast<float*>(in)), to(p.src, engine, reordered);
     p.fromNchw.execute(stream, from, to);
