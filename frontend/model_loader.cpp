@@ -264,9 +264,7 @@ std::unique_ptr<Graph> loadModelFromString(const std::string& text, const std::s
 
 std::unique_ptr<Graph> loadModel(const std::string& path, const ModelOptions& options) {
   if (isOnnxPath(path)) {
-    ImportedOnnx imported = importOnnx(path, options);
-    registerInMemoryWeights(*imported.weights);
-    return std::move(imported.graph);
+    return std::move(importOnnx(path, options).graph);
   }
   errno = 0;
   std::ifstream in(path, std::ios::binary);

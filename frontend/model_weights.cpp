@@ -70,6 +70,7 @@ Value* ModelBuilder::addParam(const std::string& name, TensorType type, std::opt
 void ModelBuilder::openWeights(const YamlNode& root) {
   if (inMemoryWeights_) {
     weights_ = inMemoryWeights_;
+    graph_->attachParamData(weights_->path(), weights_);  // what the params read at run time
     return;
   }
   if (!weightsOverride_.empty()) {

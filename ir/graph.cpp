@@ -109,6 +109,15 @@ Value* Graph::find(const std::string& name) const {
   return it == valuesByName_.end() ? nullptr : it->second;
 }
 
+void Graph::attachParamData(const std::string& path, std::shared_ptr<const ParamData> data) {
+  paramData_[path] = std::move(data);
+}
+
+const ParamData* Graph::findParamData(const std::string& path) const {
+  auto it = paramData_.find(path);
+  return it == paramData_.end() ? nullptr : it->second.get();
+}
+
 std::string Graph::uniqueName(const std::string& base) const {
   if (!find(base)) return base;
   for (int i = 1;; ++i) {

@@ -45,6 +45,8 @@ struct Op {
   // The model's name for what this op computes: errors say "layer 'NAME'".
   const std::string& layerName() const { return result->name; }
   const Device& device() const { return result->type.device; }
+  // The graph whose program order holds the op (null once erased).
+  const Graph* graph() const { return graph_; }
 
  private:
   friend class Graph;
@@ -53,6 +55,14 @@ struct Op {
   const Graph* graph_ = nullptr;
   Op* prev_ = nullptr;
   Op* next_ = nullptr;
+};
+
+// Bytes a graph's params are read from that lie in no file on disk (an imported ONNX model's
+// initializers, tensor/safetensors.h), held by the graph under the path its params name
+// (`file`): each graph reads its own, whatever another graph of a file of the same name holds.
+class ParamData {
+ public:
+  virtual ~ParamData() = default;
 };
 
 struct GraphOutput {
@@ -93,6 +103,9 @@ class Graph {
   void removeOutput(size_t index);
 
   Value* find(const std::string& name) const;  // null when absent
+  // The data of params whose `file` is `path`, kept as long as the graph (see ParamData).
+  void attachParamData(const std::string& path, std::shared_ptr<const ParamData> data);
+  const ParamData* findParamData(const std::string& path) const;  // null when none
   // Room for about `values` values and ops, for a caller that knows how many it will add
   // (the frontend, from the file's layers): the names are not rehashed on the way.
   void reserve(size_t values);
@@ -123,6 +136,7 @@ class Graph {
   Op* last_ = nullptr;
   size_t opCount_ = 0;
   std::vector<GraphOutput> outputs_;
+  std::unordered_map<std::string, std::shared_ptr<const ParamData>> paramData_;
   // Caches of the program order, rebuilt on demand; see the cost model above.
   mutable std::vector<Op*> ops_;
   mutable bool opsStale_ = false;

@@ -44,10 +44,12 @@ double KeyedRandom::nextNormal() {
   return radius * std::cos(2 * std::numbers::pi * u2);
 }
 
-const SafetensorsFile& WeightFiles::get(const std::string& path) {
+const SafetensorsFile& WeightFiles::get(const std::string& path, const Graph* graph) {
   auto& file = files_[path];
   if (file) return *file;
-  if (const SafetensorsFile* inMemory = findInMemoryWeights(path))
+  const auto* inMemory =
+      graph ? dynamic_cast<const SafetensorsFile*>(graph->findParamData(path)) : nullptr;
+  if (inMemory)
     file = std::make_unique<SafetensorsFile>(*inMemory);
   else
     file = std::make_unique<SafetensorsFile>(SafetensorsFile::open(path));
@@ -146,7 +148,7 @@ Tensor materializeParam(const Op& param, WeightFiles& files) {
   std::optional<ParamShard> shard = paramShard(param);
   Shape fullShape = shard ? shard->fullShape : type.shape;
   if (attrs.getString("init", "") == "file") {
-    const SafetensorsFile& file = files.get(attrs.getString("file", ""));
+    const SafetensorsFile& file = files.get(attrs.getString("file", ""), param.graph());
     // The whole param's dtype and shape are checked first, shard or not, so a shard reports
     // the same mismatch the whole param would.
     auto entry = file.entries().find(name);

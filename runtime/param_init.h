@@ -13,10 +13,11 @@
 
 namespace gxc {
 
-// Opens each weights file once, however many params it holds.
+// Opens each weights file once, however many params it holds; a file `graph` holds in memory
+// (Graph::findParamData) is read from there.
 class WeightFiles {
  public:
-  const SafetensorsFile& get(const std::string& path);
+  const SafetensorsFile& get(const std::string& path, const Graph* graph = nullptr);
 
  private:
   std::map<std::string, std::unique_ptr<SafetensorsFile>> files_;

@@ -215,27 +215,6 @@ void SafetensorsFile::add(const std::string& name, Tensor tensor) {
   (*memory_)[name] = std::move(tensor);
 }
 
-namespace {
-
-std::mutex inMemoryMutex;
-std::map<std::string, SafetensorsFile>& inMemoryFiles() {
-  static std::map<std::string, SafetensorsFile> files;
-  return files;
-}
-
-}  // namespace
-
-void registerInMemoryWeights(const SafetensorsFile& weights) {
-  std::lock_guard lock(inMemoryMutex);
-  inMemoryFiles().insert_or_assign(weights.path(), weights);
-}
-
-const SafetensorsFile* findInMemoryWeights(const std::string& path) {
-  std::lock_guard lock(inMemoryMutex);
-  auto it = inMemoryFiles().find(path);
-  return it == inMemoryFiles().end() ? nullptr : &it->second;
-}
-
 Tensor SafetensorsFile::readSlice(const std::string& name, int64_t axis, int64_t start,
                                   int64_t end) const {
   SourceLoc loc{path_, 0, 0};

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "ir/dtype.h"
+#include "ir/graph.h"
 #include "ir/tensor_type.h"
 #include "tensor/tensor.h"
 
@@ -28,13 +29,14 @@ struct SafetensorsEntry {
   uint64_t end = 0;
 };
 
-class SafetensorsFile {
+class SafetensorsFile : public ParamData {
  public:
   // Validates the header: known dtypes, offsets that tile the data section exactly and hold
   // dtype*shape bytes each, and a file long enough for all of them.
   static SafetensorsFile open(const std::string& path);
   // A stand-in for a file, held in memory under `path` (an ONNX model's initializers, which
   // are in no safetensors file): add() puts tensors in; read() and readSlice() copy them out.
+  // The graph lowered from them holds it (Graph::attachParamData), and its params read it.
   static SafetensorsFile inMemory(const std::string& path);
   void add(const std::string& name, Tensor tensor);
 
@@ -55,12 +57,6 @@ class SafetensorsFile {
   // Set for a stand-in held in memory; shared by its copies.
   std::shared_ptr<std::map<std::string, Tensor>> memory_;
 };
-
-// Stand-ins made visible to whoever opens weights by path (the runtime's param loading), so
-// that a graph whose params say `file = "model.onnx"` loads them from memory. Registering a
-// path again replaces the earlier stand-in.
-void registerInMemoryWeights(const SafetensorsFile& weights);
-const SafetensorsFile* findInMemoryWeights(const std::string& path);
 
 // Writes the tensors in name order, the header padded to a multiple of 8 bytes so that data
 // stays aligned. Written to `path + ".tmp"` and renamed, so a failed write (a Runtime error)

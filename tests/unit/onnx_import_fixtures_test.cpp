@@ -35,7 +35,6 @@ std::unique_ptr<Graph> lowerImport(const ImportedOnnx& imported,
   ModelOptions options;
   options.dims = std::move(dims);
   options.inMemoryWeights = imported.weights;
-  registerInMemoryWeights(*imported.weights);  // where the runtime looks for the params' data
   return loadModelFromString(onnxImportYaml(imported, ""), "model.yaml",
                              std::string(GXC_FIXTURE_DIR), options);
 }
@@ -79,7 +78,6 @@ TEST(OnnxImportFixturesTest, ANumberOfTheAxesTheFormatCannotWriteIsRefusedAtItsN
 
 TEST(OnnxImportFixturesTest, EveryOutputOfAMultiOutputNodeKeepsItsName) {
   ImportedOnnx imported = importOnnx(fixture("softmax_cross_entropy.onnx"), {});
-  registerInMemoryWeights(*imported.weights);
   std::vector<std::string> names;
   for (const GraphOutput& output : imported.graph->outputs()) names.push_back(output.name);
   EXPECT_EQ(names, (std::vector<std::string>{"z", "log_prob"}));
@@ -115,7 +113,6 @@ TEST(OnnxImportFixturesTest, AFloorDivisionOfSizesIsFolded) {
   ModelOptions options;
   options.givenInputs["x"] = {folder + "/x.npy", [] { return Shape{3, 5, 8}; }, false, {}};
   ImportedOnnx imported = importOnnx(fixture("floor_divide.onnx"), options);
-  registerInMemoryWeights(*imported.weights);
   auto outputs = ReferenceExecutor(*imported.graph).run({{"x", readNpy(folder + "/x.npy")}});
   expectNear(outputs.at("y"), readNpy(folder + "/y.npy"), "y");
   std::string yaml =
