@@ -166,6 +166,21 @@ const Tensor& boundInput(const std::map<std::string, Tensor>& inputs, const std:
   return it->second;
 }
 
+const ConstTensorView& boundInput(const InputViews& inputs, const std::string& name,
+                                  const TensorType& type) {
+  auto it = inputs.find(name);
+  GXC_CHECK(it != inputs.end(), "no tensor for input '{}'", name);
+  GXC_CHECK(it->second.dtype() == type.dtype && it->second.shape() == type.shape,
+            "input '{}' does not have its declared type {}", name, type.withoutDevice());
+  return it->second;
+}
+
+std::map<std::string, Tensor> copiesOf(const InputViews& inputs) {
+  std::map<std::string, Tensor> tensors;
+  for (const auto& [name, view] : inputs) tensors.emplace(name, Tensor(view));
+  return tensors;
+}
+
 // The conversions follow IEEE 754 round-to-nearest-even, as CUDA's __float2half_rn and
 // __float2bfloat16_rn do, so host and GPU store the same bits.
 uint16_t floatToHalf(float value) {

@@ -123,6 +123,13 @@ class Tensor {
 // every executor does with a run's inputs (the driver has already checked them for the user).
 const Tensor& boundInput(const std::map<std::string, Tensor>& inputs, const std::string& name,
                          const TensorType& type);
+// A run's inputs as views of memory their caller keeps (the Python module's arrays), read
+// where they are; the same check.
+using InputViews = std::map<std::string, ConstTensorView>;
+const ConstTensorView& boundInput(const InputViews& inputs, const std::string& name,
+                                  const TensorType& type);
+// Owned copies, for an executor that takes tensors (one that copies them to a device anyway).
+std::map<std::string, Tensor> copiesOf(const InputViews& inputs);
 
 // IEEE binary16 and bfloat16 conversions, round to nearest even.
 uint16_t floatToHalf(float value);

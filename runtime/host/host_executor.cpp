@@ -73,7 +73,7 @@ void HostExecutor::materializeParams() {
 }
 
 void HostExecutor::bindSteps() {
-  static const std::map<std::string, Tensor> kNoInputs;
+  static const InputViews kNoInputs;
   bound_.clear();
   for (const KernelStep& step : generated_.steps().steps()) {
     // A param is materialized, a view is its operand's bytes: neither runs.
@@ -110,8 +110,7 @@ void HostExecutor::setParamValues(const std::map<std::string, Tensor>& values) {
   constant_.forgetPacked();
 }
 
-ConstTensorView HostExecutor::viewOf(const Value* value,
-                                     const std::map<std::string, Tensor>& inputs) const {
+ConstTensorView HostExecutor::viewOf(const Value* value, const InputViews& inputs) const {
   const Placement& placement = plan_.placementOf(value);
   const std::byte* base = nullptr;
   switch (placement.storage) {
@@ -132,6 +131,12 @@ ConstTensorView HostExecutor::viewOf(const Value* value,
 
 std::map<std::string, Tensor> HostExecutor::run(const std::map<std::string, Tensor>& inputs,
                                                 HostRunStats* stats) {
+  InputViews views;
+  for (const auto& [name, tensor] : inputs) views.emplace(name, tensor.view());
+  return run(views, stats);
+}
+
+std::map<std::string, Tensor> HostExecutor::run(const InputViews& inputs, HostRunStats* stats) {
   if (!paramsReady_) materializeParams();
   auto start = std::chrono::steady_clock::now();
   std::map<const Value*, const std::byte*> inputBytes;  // each input looked up once a run

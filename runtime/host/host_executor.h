@@ -52,6 +52,8 @@ class HostExecutor {
   // outputs by their model names.
   std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs,
                                     HostRunStats* stats = nullptr);
+  // The same over views: the inputs are read where the caller keeps them, never copied.
+  std::map<std::string, Tensor> run(const InputViews& inputs, HostRunStats* stats = nullptr);
 
   // The params by name, as they are now (runtime/param_init.h, paramValuesByName), and
   // overwriting them: what training saves and restores, and hands to the executor of its
@@ -82,7 +84,7 @@ class HostExecutor {
 
   void materializeParams();
   void bindSteps();
-  ConstTensorView viewOf(const Value* value, const std::map<std::string, Tensor>& inputs) const;
+  ConstTensorView viewOf(const Value* value, const InputViews& inputs) const;
 
   const Graph& graph_;
   MemoryPlan plan_;

@@ -57,7 +57,6 @@ CompiledModel compileModel(const CompileOptions& options, CompileFor purpose, st
   modelOptions.givenInputs = options.givenInputs;
   if (isOnnxPath(options.modelPath)) {
     ImportedOnnx imported = importOnnx(options.modelPath, modelOptions);
-    registerInMemoryWeights(*imported.weights);
     for (const auto& [onnxName, gxcName] : imported.renamedOutputs)
       notes << fmt::format(
           "gxc: note: ONNX output '{}' is named '{}' here (--output writes {}.npy)\n", onnxName,
@@ -95,6 +94,22 @@ namespace {
 bool leftToProcessExit = false;
 
 }  // namespace
+
+void checkMicrobatchesOption(const std::string& placement, int microbatches) {
+  if (placement != "pipeline")
+    usageError(
+        "--microbatches: only pipeline placement splits the batch into micro-batches "
+        "(add --placement pipeline)");
+  if (microbatches < 1) usageError("--microbatches {}: expected at least 1", microbatches);
+}
+
+void checkPlacementOptions(const CompileOptions& options, bool microbatchesGiven) {
+  const std::string& placement = options.placement;
+  if (placement != "manual" && placement != "auto" && placement != "data-parallel" &&
+      placement != "pipeline")
+    usageError("--placement {}: expected manual, auto, data-parallel or pipeline", placement);
+  if (microbatchesGiven) checkMicrobatchesOption(placement, options.microbatches);
+}
 
 void leaveToProcessExit() { leftToProcessExit = true; }
 

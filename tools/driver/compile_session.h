@@ -56,6 +56,12 @@ struct CompiledModel {
 // `gxc train` compiles the training step (passes/pipeline.h, trainingPipeline).
 enum class CompileFor { Run, Emit, Train };
 
+// A usage error (status 2) unless --microbatches M goes with --placement pipeline, M >= 1.
+void checkMicrobatchesOption(const std::string& placement, int microbatches);
+// `--placement` and `--microbatches`, as every command checks them (a usage error otherwise):
+// `microbatchesGiven` when the caller set --microbatches.
+void checkPlacementOptions(const CompileOptions& options, bool microbatchesGiven);
+
 // Resolves the devices (usage errors first), loads the model, then says in one note, only
 // once the model has been read, where a run that found no GPU goes; then the passes.
 CompiledModel compileModel(const CompileOptions& options, CompileFor purpose, std::ostream& notes);

@@ -16,6 +16,7 @@
 #include "runtime/host/host_threads.h"
 #include "target/byte_size.h"
 #include "tools/driver/error_handling.h"
+#include "tools/driver/executable.h"
 #include "tools/driver/gpu_code.h"
 #include "tools/driver/import_command.h"
 #include "tools/driver/plan_printer.h"
@@ -27,15 +28,6 @@
 
 namespace gxc {
 namespace {
-
-// --placement and --microbatches together: micro-batches are a pipeline's.
-void checkPlacement(const CompileOptions& options, bool microbatchesGiven) {
-  const std::string& placement = options.placement;
-  if (placement != "manual" && placement != "auto" && placement != "data-parallel" &&
-      placement != "pipeline")
-    usageError("--placement {}: expected manual, auto, data-parallel or pipeline", placement);
-  if (microbatchesGiven) checkMicrobatchesOption(placement, options.microbatches);
-}
 
 void addCompileOptions(CLI::App& command, CompileOptions& options) {
   command.add_option("model", options.modelPath, "the model file (YAML)")->required();
@@ -133,14 +125,6 @@ int64_t bucketBytesOption(const std::string& placement, double megabytes) {
 
 }  // namespace
 
-void checkMicrobatchesOption(const std::string& placement, int microbatches) {
-  if (placement != "pipeline")
-    usageError(
-        "--microbatches: only pipeline placement splits the batch into micro-batches "
-        "(add --placement pipeline)");
-  if (microbatches < 1) usageError("--microbatches {}: expected at least 1", microbatches);
-}
-
 int gxcMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
             bool errIsTerminal) {
   return reportErrors("gxc", err, [&]() -> int {
@@ -232,18 +216,18 @@ int gxcMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       return 0;
     }
     if (trainCommand->parsed()) {
-      checkPlacement(train.compile, trainCommand->count("--microbatches") > 0);
+      checkPlacementOptions(train.compile, trainCommand->count("--microbatches") > 0);
       if (trainCommand->count("--bucket-mb") > 0)
         train.compile.bucketBytes = bucketBytesOption(train.compile.placement, bucketMb);
       return trainModel(train, out, err);
     }
     if (importApp->parsed()) return importCommand(import, out, err);
     if (runCommand->parsed()) {
-      checkPlacement(run.compile, runCommand->count("--microbatches") > 0);
+      checkPlacementOptions(run.compile, runCommand->count("--microbatches") > 0);
       return runModel(run, out, err);
     }
     if (compileCommandApp->parsed()) {
-      checkPlacement(compile, compileCommandApp->count("--microbatches") > 0);
+      checkPlacementOptions(compile, compileCommandApp->count("--microbatches") > 0);
       return compileCommand(compile, emit, outPath, out, err);
     }
     return devicesCommand(simGpus, out);

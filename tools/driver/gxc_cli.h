@@ -7,9 +7,6 @@
 
 namespace gxc {
 
-// A usage error (status 2) unless --microbatches M goes with --placement pipeline, M >= 1.
-void checkMicrobatchesOption(const std::string& placement, int microbatches);
-
 // `errIsTerminal`: `err` is a terminal, where long work shows its progress (nothing is
 // drawn otherwise).
 int gxcMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err,

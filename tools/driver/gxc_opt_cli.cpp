@@ -9,6 +9,7 @@
 #include "passes/pass_manager.h"
 #include "passes/pass_registry.h"
 #include "target/byte_size.h"
+#include "tools/driver/compile_session.h"
 #include "tools/driver/device_list.h"
 #include "tools/driver/error_handling.h"
 #include "tools/driver/gxc_cli.h"

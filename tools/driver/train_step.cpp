@@ -44,6 +44,15 @@ std::map<std::string, Tensor> StepProgram::run(const std::map<std::string, Tenso
   return outputs;
 }
 
+std::map<std::string, Tensor> StepProgram::run(const InputViews& inputs, StepRecord* record) {
+  if (!host_) return run(copiesOf(inputs), record);
+  if (!record) return host_->run(inputs);
+  HostRunStats stats;
+  std::map<std::string, Tensor> outputs = host_->run(inputs, &stats);
+  record->summary = hostRunSummary(stats, *host_);
+  return outputs;
+}
+
 std::map<std::string, Tensor> StepProgram::paramValues() {
   if (cuda_) return cuda_->paramValues();
   return host_ ? host_->paramValues() : sim_->paramValues();

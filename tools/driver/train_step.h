@@ -36,6 +36,9 @@ class StepProgram {
   // With `record`, what the run reports is kept there.
   std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs,
                                     StepRecord* record = nullptr);
+  // The same over views of the caller's memory: the host reads them there; GPUs, real or
+  // virtual, copy them in.
+  std::map<std::string, Tensor> run(const InputViews& inputs, StepRecord* record = nullptr);
   std::map<std::string, Tensor> paramValues();
   void setParamValues(const std::map<std::string, Tensor>& values);
   // On virtual GPUs, the simulated time of the last run, first op to last (the sim's clock,

@@ -1,0 +1,185 @@
+#include "tools/driver/executable.h"
+
+#include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "ir/printer.h"
+#include "runtime/host/host_threads.h"
+#include "runtime/param_init.h"
+#include "tools/driver/plan_printer.h"
+#include "tools/driver/run_summary.h"
+
+namespace gxc {
+
+// One binding of the model's symbolic dimensions, compiled, with its executor.
+struct Executable::Binding {
+  CompileOptions options;  // what compiled it: the run's, with the shapes that bound its dims
+  std::vector<std::pair<std::string, std::string>> renamedInputs;
+  std::vector<std::string> devices;
+  // The values of the inputs a run leaves out, made once: those of `gxc run` without a file.
+  std::map<std::string, Tensor> defaultInputs;
+  std::unique_ptr<StepProgram> program;
+};
+
+namespace {
+
+// The notes a compile writes, one line each.
+std::vector<std::string> linesOf(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
+// The model's name for an input the caller gave under its ONNX name.
+std::string gxcNameOf(const std::string& name,
+                      const std::vector<std::pair<std::string, std::string>>& renamed) {
+  for (const auto& [onnxName, gxcName] : renamed)
+    if (onnxName == name) return gxcName;
+  return name;
+}
+
+}  // namespace
+
+Executable::Executable(CompileOptions options) : options_(std::move(options)) {
+  std::unique_ptr<Binding> first = compile(nullptr);
+  current_ = first.get();
+  bindings_.emplace(std::vector<Shape>{}, std::move(first));
+}
+
+Executable::~Executable() = default;
+
+std::unique_ptr<Executable::Binding> Executable::compile(const InputViews* shapesFrom) {
+  auto binding = std::make_unique<Binding>();
+  binding->options = options_;
+  if (shapesFrom)
+    for (const auto& [name, view] : *shapesFrom)
+      binding->options.givenInputs[name] = {
+          "", [shape = view.shape()] { return shape; }, false, {}};
+  std::ostringstream said;
+  CompiledModel compiled = compileModel(binding->options, CompileFor::Run, said);
+  for (std::string& line : linesOf(said.str())) notes_.push_back(std::move(line));
+  binding->renamedInputs = compiled.renamedInputs;
+  for (const Device& device : compiled.devices.devices()) binding->devices.push_back(device.str());
+  const Graph& graph = *compiled.graph;
+  int64_t seed = graph.attrs().getInt("seed", 0);
+  for (const Value* input : graph.inputs()) {
+    auto bound = compiled.defaultInputBounds.find(input->name);
+    binding->defaultInputs[input->name] =
+        defaultInput(*input, seed, bound == compiled.defaultInputBounds.end() ? 0 : bound->second);
+  }
+  binding->program = std::make_unique<StepProgram>(std::move(compiled), nullptr);
+  return binding;
+}
+
+Executable::Binding& Executable::bindingFor(const InputViews& inputs) {
+  const Graph& graph = current_->program->graph();
+  bool sameShapes = true;
+  for (const auto& [name, view] : inputs) {
+    std::string gxcName = gxcNameOf(name, current_->renamedInputs);
+    const Value* input = nullptr;
+    for (const Value* candidate : graph.inputs())
+      if (candidate->name == gxcName) input = candidate;
+    if (!input) {
+      std::vector<std::string> names;
+      for (const Value* candidate : graph.inputs()) names.push_back(candidate->name);
+      usageError("input '{}': the model has no input '{}' (inputs: {})", name, name,
+                 fmt::join(names, ", "));
+    }
+    if (view.shape() != input->type.shape) sameShapes = false;
+  }
+  // A model without symbolic dimensions has one binding: the check of each input says what
+  // differs.
+  if (sameShapes || !graph.attrs().has("dims")) return *current_;
+  std::vector<Shape> key;
+  for (const auto& [name, view] : inputs) key.push_back(view.shape());
+  auto found = bindings_.find(key);
+  if (found == bindings_.end()) found = bindings_.emplace(key, compile(&inputs)).first;
+  current_ = found->second.get();
+  return *current_;
+}
+
+std::map<std::string, Tensor> Executable::run(const InputViews& inputs) {
+  Binding& binding = bindingFor(inputs);
+  const Graph& graph = binding.program->graph();
+  InputViews bound;
+  for (const auto& [name, view] : inputs) {
+    const Value* input = graph.find(gxcNameOf(name, binding.renamedInputs));
+    if (view.dtype() != input->type.dtype || view.shape() != input->type.shape)
+      throw Error(ErrorKind::Model, {},
+                  fmt::format("input '{}' is {}{} but the model declares {} ({})", name,
+                              dtypeName(view.dtype()), shapeString(view.shape()),
+                              input->type.withoutDevice(), input->loc.where()));
+    bound.emplace(input->name, view);
+  }
+  for (const auto& [name, tensor] : binding.defaultInputs) bound.try_emplace(name, tensor.view());
+  OnFirstOpenMpCore master;
+  std::map<std::string, Tensor> outputs = binding.program->run(bound, &last_);
+  ran_ = true;
+  lastOutputs_ = nlohmann::json::object();
+  for (const auto& [name, tensor] : outputs)
+    lastOutputs_[name] = {{"dtype", dtypeName(tensor.dtype())}, {"shape", tensor.shape()}};
+  return outputs;
+}
+
+const Graph& Executable::graph() const { return current_->program->graph(); }
+
+std::vector<std::string> Executable::devices() const { return current_->devices; }
+
+std::string Executable::recompileSaying(const std::function<void(CompileOptions&)>& ask) const {
+  CompileOptions options = current_->options;
+  ask(options);
+  std::ostringstream said;
+  CompiledModel compiled = compileModel(options, CompileFor::Emit, said);
+  return said.str();
+}
+
+std::string Executable::ir(const std::string& after) const {
+  if (after.empty() || after == "final") return printGraph(graph());
+  std::ostringstream printed;
+  recompileSaying([&](CompileOptions& options) {
+    options.passes.printIrAfter = after;
+    options.passes.irStream = &printed;
+  });
+  std::string text = printed.str();
+  if (after == "all") return text;
+  size_t header = text.find('\n');
+  if (text.empty() || header == std::string::npos)
+    usageError("ir(after='{}'): the pass '{}' does not run for this model and placement", after,
+               after);
+  return text.substr(header + 1);
+}
+
+std::vector<std::string> Executable::explain() const {
+  std::string said = recompileSaying([](CompileOptions& options) { options.explain = true; });
+  std::vector<std::string> lines;
+  const std::string prefix = "gxc: explain: ";
+  for (std::string& line : linesOf(said))
+    if (line.rfind(prefix, 0) == 0) lines.push_back(line.substr(prefix.size()));
+  return lines;
+}
+
+std::string Executable::plan() const { return printExecutablePlan(graph()); }
+
+nlohmann::json Executable::report() const {
+  if (!ran_) usageError("report(): the executable has not run yet; call it first");
+  nlohmann::json report = summaryJson(last_.summary);
+  report["model"] = options_.modelPath;
+  report["graph"] = graph().name();
+  report["outputs"] = lastOutputs_;
+  return report;
+}
+
+std::string Executable::trace() const {
+  if (!ran_) usageError("trace(): the executable has not run yet; call it first");
+  if (current_->devices.size() == 1 && current_->devices.front() == "cpu")
+    usageError("trace(): the host platform records no trace; run on GPUs (sim_gpus=N)");
+  if (last_.trace.empty())
+    usageError("trace(): real GPUs record no trace yet; sim_gpus=N traces the same plan");
+  return last_.trace;
+}
+
+}  // namespace gxc
