@@ -5,6 +5,7 @@ set -euo pipefail
 # graphviz: `dot`, which draws what `gxc compile --emit dot` writes (the README's picture).
 # python3-torch, python3-torchvision: tests/onnx/export_networks.py exports the test networks.
 # python3-venv: the ONNX conformance runner's environment (scripts/python-env.sh).
+# python3-dev: Python's headers, which the Python module (python/) is compiled against.
 # clang-14 and libclang-rt-14-dev (libFuzzer, AddressSanitizer): the parsers' fuzz targets;
 # libomp-14-dev: clang's OpenMP, which that build's CMake asks for (runtime/, tests/).
 # libzip-dev: .npz archives (zip files of .npy arrays), the training data of `gxc train`.
@@ -20,7 +21,7 @@ set -euo pipefail
 packages=(cmake g++ make ccache python3 libyaml-cpp-dev libgtest-dev libcli11-dev libfmt-dev
           nlohmann-json3-dev libzip-dev libopenblas-openmp-dev libdnnl-dev libjemalloc-dev pkgconf
           ocl-icd-opencl-dev libonnx-dev libprotobuf-dev protobuf-compiler libboost-dev llvm-14-tools graphviz
-          python3-torch python3-torchvision python3-venv clang-14 libclang-rt-14-dev libomp-14-dev time)
+          python3-torch python3-torchvision python3-venv python3-dev clang-14 libclang-rt-14-dev libomp-14-dev time)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||

@@ -7,7 +7,8 @@
 # (tests/compare_cuda_builds.py); then the unit tests again under AddressSanitizer (leaks
 # included: a failed run must free everything) and the threaded runtime's tests under
 # ThreadSanitizer (sim streams are threads, and so is the redraw of the progress line); then the
-# parsers' libFuzzer targets for a bounded time. The builds after the first share its kernel
+# parsers' libFuzzer targets for a bounded time. The Python module's tests run with the
+# others in ctest (tests/python); the package is also installed by pip into a fresh venv. The builds after the first share its kernel
 # cache (tests/CMakeLists.txt), so each generated kernel is compiled for the host once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,11 +36,28 @@ kernel_cache="$PWD/build/kernel-cache"
 cmake -S . -B build-nocuda -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGXC_WITH_CUDA=OFF \
   -DGXC_TEST_KERNEL_CACHE="$kernel_cache" > /dev/null
 cmake --build build-nocuda -j "$jobs" --target gxc gxc-opt gxc_unit_tests gxc_fuzz_replays \
-  write_tensorboard_sample
+  write_tensorboard_sample $(cmake --build build-nocuda --target help | grep -o gxc_python_package)
 # train_fixtures checks the PyTorch reference's own files and runs no gxc: the first pass ran it.
 (cd build-nocuda && ctest --output-on-failure -j "$jobs" --output-junit ctest.xml \
   -E '^train_fixtures$')
 python3 tests/compare_cuda_builds.py --not-rerun train_fixtures build build-nocuda
+
+echo "== the Python package, as pip installs it into a fresh venv"
+# `pip install .` (pyproject.toml) builds the module in build-python-package with the flags of
+# build/, so ccache has nearly all of it; pip fetches the build requirements and NumPy.
+package_venv=$(mktemp -d)
+python3 -m venv "$package_venv"
+"$package_venv/bin/python" -m pip install --quiet --disable-pip-version-check .
+(cd "$package_venv" && GXC_CACHE_DIR="$kernel_cache" "$package_venv/bin/python" - \
+  "$PWD/models/mlp.yaml" "$(build/gxc --version)" <<'END'
+import sys
+import gxc
+assert f"gxc {gxc.__version__}" == sys.argv[2], (gxc.__version__, sys.argv[2])
+out = gxc.compile(sys.argv[1], devices="cpu")()
+print(f"gxc {gxc.__version__} from {gxc.__file__}: mlp.yaml gives fc3 {out['fc3'].shape}")
+END
+)
+rm -rf "$package_venv"
 
 echo "== unit tests under AddressSanitizer"
 # Without CUDA, as the ThreadSanitizer build below: no GPU runs the cuda platform's code here,

@@ -1,0 +1,85 @@
+"""Errors as exceptions: the class of the command line's exit status, its exact line, and
+where (file, line, column; the ONNX node as `layer`)."""
+import pathlib
+
+import numpy as np
+import pytest
+
+import gxc
+
+
+def cli_error_line(run_cli, *args):
+    status, _, err = run_cli(*args)
+    lines = err.strip().splitlines()
+    return status, lines[-1]
+
+
+def test_model_error_is_the_command_lines(run_cli, tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("gxc: 1\nname: bad\ninputs:\n  x: {shape: [2, 3]}\nlayers:\n"
+                    "  - {name: y, op: relu, inputs: [nowhere]}\noutputs: [y]\n")
+    status, line = cli_error_line(run_cli, "run", path, "--devices", "cpu")
+    assert status == 1
+    with pytest.raises(gxc.ModelError) as raised:
+        gxc.load(path)
+    error = raised.value
+    assert str(error) == line
+    assert isinstance(error, gxc.Error) and error.exit_status == 1
+    assert (error.file, error.line) == (str(path), 6)
+    assert error.column is not None and line.startswith(f"{path}:6:{error.column}: error: ")
+
+
+def test_usage_error_is_the_command_lines(run_cli, models):
+    status, line = cli_error_line(run_cli, "run", models / "mlp.yaml", "--placement", "sideways")
+    assert status == 2
+    with pytest.raises(gxc.UsageError) as raised:
+        gxc.compile(models / "mlp.yaml", placement="sideways")
+    assert str(raised.value) == line
+    assert raised.value.file is None and raised.value.line is None
+    with pytest.raises(gxc.UsageError, match="only pipeline placement"):
+        gxc.compile(models / "mlp.yaml", microbatches=2)
+
+
+def test_device_error_is_the_command_lines(run_cli, tmp_path):
+    inputs = pathlib.Path(__file__).parents[1] / "lit" / "cli" / "Inputs"
+    path = inputs / "nll-loss-targets.yaml"
+    logp = -np.arange(1, 10, dtype=np.float32).reshape(3, 3)
+    target = np.array([0, 7, 1], np.int64)
+    np.save(tmp_path / "logp.npy", logp)
+    np.save(tmp_path / "target.npy", target)
+    status, line = cli_error_line(run_cli, "run", path, "--devices", "cpu", "--input",
+                                  f"logp={tmp_path / 'logp.npy'}", "--input",
+                                  f"target={tmp_path / 'target.npy'}")
+    assert status == 3
+    exe = gxc.compile(path, devices="cpu")
+    with pytest.raises(gxc.DeviceError) as raised:
+        exe(logp=logp, target=target)
+    assert str(raised.value) == line
+    assert (raised.value.file, raised.value.line, raised.value.column) == (str(path), 7, 5)
+    # The executable runs again after a failed run.
+    target[1] = 2
+    assert exe(logp=logp, target=target)["loss"].shape == ()
+
+
+def test_inputs_of_the_wrong_name_dtype_or_kind(models):
+    exe = gxc.compile(models / "mlp.yaml", devices="cpu")
+    with pytest.raises(gxc.UsageError, match=r"the model has no input 'z' \(inputs: x\)"):
+        exe(z=np.zeros((64, 13), np.float32))
+    with pytest.raises(gxc.ModelError, match=r"input 'x' is f64\[64,13\] but the model declares"):
+        exe(x=np.zeros((64, 13), np.float64))
+    with pytest.raises(gxc.ModelError, match="no dtype for"):
+        exe(x=np.zeros((64, 13), np.uint8))
+    with pytest.raises(gxc.UsageError, match="expected a NumPy array or a torch tensor"):
+        exe(x=[[0.0] * 13] * 64)
+
+
+def test_an_onnx_models_error_names_its_node(run_cli):
+    path = (pathlib.Path(__file__).parents[1] / "fixtures" / "onnx" /
+            "import" / "mod_of_tensors.onnx")
+    status, line = cli_error_line(run_cli, "run", path, "--devices", "cpu")
+    assert status == 1
+    with pytest.raises(gxc.ModelError) as raised:
+        gxc.load(path)
+    assert str(raised.value) == line
+    assert (raised.value.file, raised.value.layer) == (str(path), "mod")
+    assert raised.value.line is None
