@@ -38,7 +38,8 @@ from results_sections import SECTIONS  # noqa: E402  (this folder)
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PROGRAMS = ["gxc", "gxc-engine", "host_rates_bench", "batch_transfers_bench",
-            "data_parallel_bench", "pipeline_bench", "yaml_load_bench", "fma_peak_bench"]
+            "data_parallel_bench", "pipeline_bench", "yaml_load_bench", "fma_peak_bench",
+            "executable_call_bench", "gxc_python_package"]
 
 
 def git(*arguments):
@@ -72,6 +73,8 @@ def peer_versions():
 
 
 def build(folder):
+    # The Python module's build needs nanobind, from the venv scripts/torch-env.sh makes.
+    subprocess.run([str(ROOT / "scripts" / "torch-env.sh")], check=True)
     if not (folder / "CMakeCache.txt").exists():
         subprocess.run(["cmake", "-S", str(ROOT), "-B", str(folder),
                         "-DCMAKE_BUILD_TYPE=Release"], check=True, stdout=subprocess.DEVNULL)
