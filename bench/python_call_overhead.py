@@ -20,7 +20,6 @@ import pathlib
 import statistics
 import subprocess
 import sys
-import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
@@ -31,14 +30,8 @@ ENVIRONMENT = dict(os.environ, GOMP_SPINCOUNT=os.environ.get("GOMP_SPINCOUNT", "
 
 
 def median_micros(call, calls):
-    for _ in range(10):
-        call()
-    times = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - start) * 1e6)
-    return statistics.median(times)
+    from peer_timing import median_ms
+    return median_ms(call, calls) * 1e3
 
 
 def time_gxc(calls, framework):

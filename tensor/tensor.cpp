@@ -157,8 +157,12 @@ Tensor Tensor::reshaped(Shape shape) const {
   return t;
 }
 
-const Tensor& boundInput(const std::map<std::string, Tensor>& inputs, const std::string& name,
-                         const TensorType& type) {
+namespace {
+
+// A run's tensor or view for `name`, checked to have `type`'s dtype and shape.
+template <typename Inputs>
+const typename Inputs::mapped_type& checkedInput(const Inputs& inputs, const std::string& name,
+                                                 const TensorType& type) {
   auto it = inputs.find(name);
   GXC_CHECK(it != inputs.end(), "no tensor for input '{}'", name);
   GXC_CHECK(it->second.dtype() == type.dtype && it->second.shape() == type.shape,
@@ -166,13 +170,16 @@ const Tensor& boundInput(const std::map<std::string, Tensor>& inputs, const std:
   return it->second;
 }
 
+}  // namespace
+
+const Tensor& boundInput(const std::map<std::string, Tensor>& inputs, const std::string& name,
+                         const TensorType& type) {
+  return checkedInput(inputs, name, type);
+}
+
 const ConstTensorView& boundInput(const InputViews& inputs, const std::string& name,
                                   const TensorType& type) {
-  auto it = inputs.find(name);
-  GXC_CHECK(it != inputs.end(), "no tensor for input '{}'", name);
-  GXC_CHECK(it->second.dtype() == type.dtype && it->second.shape() == type.shape,
-            "input '{}' does not have its declared type {}", name, type.withoutDevice());
-  return it->second;
+  return checkedInput(inputs, name, type);
 }
 
 std::map<std::string, Tensor> copiesOf(const InputViews& inputs) {

@@ -55,42 +55,32 @@ void translateErrors(const std::exception_ptr& thrown, void*) {
   }
 }
 
+// gxc's dtypes as DLPack spells them, both ways.
+struct DlpackSpelling {
+  DType dtype;
+  nb::dlpack::dtype_code code;
+  uint8_t bits;
+};
+constexpr DlpackSpelling kDlpackSpellings[] = {{DType::F32, nb::dlpack::dtype_code::Float, 32},
+                                               {DType::F64, nb::dlpack::dtype_code::Float, 64},
+                                               {DType::F16, nb::dlpack::dtype_code::Float, 16},
+                                               {DType::BF16, nb::dlpack::dtype_code::Bfloat, 16},
+                                               {DType::I32, nb::dlpack::dtype_code::Int, 32},
+                                               {DType::I64, nb::dlpack::dtype_code::Int, 64},
+                                               {DType::Bool, nb::dlpack::dtype_code::Bool, 8}};
+
 std::optional<DType> dtypeOf(nb::dlpack::dtype dtype) {
-  using Code = nb::dlpack::dtype_code;
-  if (dtype.lanes != 1) return std::nullopt;
-  auto code = static_cast<Code>(dtype.code);
-  if (code == Code::Float && dtype.bits == 32) return DType::F32;
-  if (code == Code::Float && dtype.bits == 64) return DType::F64;
-  if (code == Code::Float && dtype.bits == 16) return DType::F16;
-  if (code == Code::Bfloat && dtype.bits == 16) return DType::BF16;
-  if (code == Code::Int && dtype.bits == 32) return DType::I32;
-  if (code == Code::Int && dtype.bits == 64) return DType::I64;
-  if (code == Code::Bool && dtype.bits == 8) return DType::Bool;
+  for (const DlpackSpelling& spelling : kDlpackSpellings)
+    if (dtype.lanes == 1 && dtype.code == static_cast<uint8_t>(spelling.code) &&
+        dtype.bits == spelling.bits)
+      return spelling.dtype;
   return std::nullopt;
 }
 
 nb::dlpack::dtype dlpackOf(DType dtype) {
-  using Code = nb::dlpack::dtype_code;
-  auto of = [](Code code, int bits) {
-    return nb::dlpack::dtype{static_cast<uint8_t>(code), static_cast<uint8_t>(bits), 1};
-  };
-  switch (dtype) {
-    case DType::F32:
-      return of(Code::Float, 32);
-    case DType::F64:
-      return of(Code::Float, 64);
-    case DType::F16:
-      return of(Code::Float, 16);
-    case DType::BF16:
-      return of(Code::Bfloat, 16);
-    case DType::I32:
-      return of(Code::Int, 32);
-    case DType::I64:
-      return of(Code::Int, 64);
-    case DType::Bool:
-      return of(Code::Bool, 8);
-  }
-  return of(Code::Float, 32);
+  for (const DlpackSpelling& spelling : kDlpackSpellings)
+    if (spelling.dtype == dtype) return {static_cast<uint8_t>(spelling.code), spelling.bits, 1};
+  GXC_CHECK(false, "no DLPack spelling of {}", dtypeName(dtype));
 }
 
 using AnyArray = nb::ndarray<nb::ro>;
