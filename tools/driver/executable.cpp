@@ -18,8 +18,11 @@ struct Executable::Binding {
   CompileOptions options;  // what compiled it: the run's, with the shapes that bound its dims
   std::vector<std::pair<std::string, std::string>> renamedInputs;
   std::vector<std::string> devices;
-  // The values of the inputs a run leaves out, made once: those of `gxc run` without a file.
+  // The values of the inputs a run leaves out, those of `gxc run` without a file: made at the
+  // first run that leaves one out, from the seed and the bounds the model had as loaded.
   std::map<std::string, Tensor> defaultInputs;
+  int64_t seed = 0;
+  std::map<std::string, int64_t> defaultInputBounds;
   std::unique_ptr<StepProgram> program;
 };
 
@@ -64,13 +67,8 @@ std::unique_ptr<Executable::Binding> Executable::compile(const InputViews* shape
   for (std::string& line : linesOf(said.str())) notes_.push_back(std::move(line));
   binding->renamedInputs = compiled.renamedInputs;
   for (const Device& device : compiled.devices.devices()) binding->devices.push_back(device.str());
-  const Graph& graph = *compiled.graph;
-  int64_t seed = graph.attrs().getInt("seed", 0);
-  for (const Value* input : graph.inputs()) {
-    auto bound = compiled.defaultInputBounds.find(input->name);
-    binding->defaultInputs[input->name] =
-        defaultInput(*input, seed, bound == compiled.defaultInputBounds.end() ? 0 : bound->second);
-  }
+  binding->seed = compiled.graph->attrs().getInt("seed", 0);
+  binding->defaultInputBounds = compiled.defaultInputBounds;
   binding->program = std::make_unique<StepProgram>(std::move(compiled), nullptr);
   return binding;
 }
@@ -115,7 +113,16 @@ std::map<std::string, Tensor> Executable::run(const InputViews& inputs) {
                               input->type.withoutDevice(), input->loc.where()));
     bound.emplace(input->name, view);
   }
-  for (const auto& [name, tensor] : binding.defaultInputs) bound.try_emplace(name, tensor.view());
+  for (const Value* input : graph.inputs()) {
+    if (bound.count(input->name)) continue;
+    auto [made, fresh] = binding.defaultInputs.try_emplace(input->name);
+    if (fresh) {
+      auto limit = binding.defaultInputBounds.find(input->name);
+      made->second = defaultInput(*input, binding.seed,
+                                  limit == binding.defaultInputBounds.end() ? 0 : limit->second);
+    }
+    bound.emplace(input->name, made->second.view());
+  }
   OnFirstOpenMpCore master;
   std::map<std::string, Tensor> outputs = binding.program->run(bound, &last_);
   ran_ = true;
