@@ -50,8 +50,17 @@ BATCH = 8
 # PyTorch's own float32 run is off the exact answer (its float64 run) by rounding that BatchNorm
 # over a few values amplifies: ResNet-18's late layers normalize 8 numbers per channel, and its
 # float32 and float64 runs end 1e-4 apart in some BatchNorm biases, MobileNetV2's gradients 22%
-# apart in a few tensors. gxc's float32 run is held to the float64 one within TOLERANCE, or within
-# FLOAT32_MARGIN times PyTorch's own float32 distance from it where that is larger.
+# apart in a few tensors. How far a run lands depends on where its roundings fall, not only on
+# how many there are: AdamW moves every weight by about lr whatever the size of its gradient, so
+# a gradient that is rounding noise (a conv's before a BatchNorm) moves its weight a full step
+# either way, and a float32 run that rounds otherwise than PyTorch's (gxc's, on another machine's
+# vector width) ends as far from it as one whose start differs by one rounding. Measured on an
+# AVX-512 machine: ResNet-18's third AdamW loss 0.02 apart between gxc on the host and on two
+# virtual GPUs, and PyTorch's own float32 run 0.004 apart from itself started one unit in the
+# last place away. So gxc's float32 run is held to the float64 one within TOLERANCE, or within
+# FLOAT32_MARGIN times the larger of PyTorch's own float32 distance from it and the distance
+# between PyTorch's float32 run and the same run started one unit in the last place away
+# (perturbed_start): how far the training itself carries a rounding.
 FLOAT32_MARGIN = 4.0
 STEPS = 3
 IMAGE = (3, 32, 32)
@@ -142,17 +151,34 @@ def train_in_torch(module, optimizer_name, images, labels, autocast=False):
                                 for k, v in module.state_dict().items()}
 
 
+def perturbed_start(initial):
+    """`initial` with every float moved one unit in the last place, up or down at random."""
+    generator = torch.Generator().manual_seed(1)
+    moved = {}
+    for name, value in initial.items():
+        if not value.is_floating_point():
+            moved[name] = value.clone()
+            continue
+        up = torch.rand(value.shape, generator=generator) < 0.5
+        toward = torch.where(up, torch.tensor(float("inf")), torch.tensor(float("-inf")))
+        moved[name] = torch.nextafter(value, toward.to(value.dtype))
+    return moved
+
+
 def reference_runs(module, initial, optimizer_name, images, labels):
-    """PyTorch's float32 run and its float64 run (the same module in double) from `initial`:
-    each of losses, validation and state as pairs (float32, float64)."""
+    """PyTorch's float32 run, its float64 run (the same module in double) and its float32 run
+    from perturbed_start(initial), all from `initial`: each of losses, validation and state as
+    triples (float32, float64, perturbed float32)."""
+    module.load_state_dict(perturbed_start(initial))
+    moved = train_in_torch(module, optimizer_name, images, labels)
     module.load_state_dict(initial)
     f32 = train_in_torch(module, optimizer_name, images, labels)
     exact = copy.deepcopy(module).double()
     exact.load_state_dict(initial)
     f64 = train_in_torch(exact, optimizer_name, images, labels)
-    return {"losses": list(zip(f32[0], f64[0])),
-            "validation": {k: (f32[1][k], f64[1][k]) for k in f32[1]},
-            "state": {k: (f32[2][k], f64[2][k]) for k in f32[2]}}
+    return {"losses": list(zip(f32[0], f64[0], moved[0])),
+            "validation": {k: (f32[1][k], f64[1][k], moved[1][k]) for k in f32[1]},
+            "state": {k: (f32[2][k], f64[2][k], moved[2][k]) for k in f32[2]}}
 
 
 def relative_error(ours, theirs):
@@ -160,14 +186,17 @@ def relative_error(ours, theirs):
     return float(np.max(np.abs(ours - theirs)) / max(1e-3, float(np.max(np.abs(theirs)))))
 
 
-def off(ours, pair, error):
-    """Why `ours` is too far from the float64 value of `pair` (float32, float64), or None."""
-    single, exact = pair
-    allowed = max(TOLERANCE, FLOAT32_MARGIN * error(single, exact))
+def off(ours, runs, error):
+    """Why `ours` is too far from the float64 value of `runs` (float32, float64, perturbed
+    float32), or None."""
+    single, exact, moved = runs
+    spread = max(error(single, exact), error(moved, single))
+    allowed = max(TOLERANCE, FLOAT32_MARGIN * spread)
     if error(ours, exact) <= allowed:
         return None
     return (f"{error(ours, exact):.3g} off PyTorch's float64 run (allowed {allowed:.3g}; its "
-            f"float32 run: {error(single, exact):.3g})")
+            f"float32 run: {error(single, exact):.3g}, from one ulp away: "
+            f"{error(moved, single):.3g})")
 
 
 def scalar_error(ours, theirs):
@@ -181,29 +210,29 @@ def compare(reference, log_path, saved_path):
     validated = [record for record in records if "val_loss" in record]
     if len(validated) != 1:
         problems.append(f"{len(validated)} validations logged, expected 1")
-    for key, pair in reference["validation"].items():
+    for key, runs in reference["validation"].items():
         ours = validated[-1].get(key) if validated else None
-        why = "not logged" if ours is None else off(ours, pair, scalar_error)
+        why = "not logged" if ours is None else off(ours, runs, scalar_error)
         if why:
             problems.append(f"{key} {ours}: {why}")
     if len(logged) != len(reference["losses"]):
         return [f"{len(logged)} steps logged, PyTorch took {len(reference['losses'])}"]
-    for step, (ours, pair) in enumerate(zip(logged, reference["losses"]), 1):
-        why = off(ours, pair, scalar_error)
+    for step, (ours, runs) in enumerate(zip(logged, reference["losses"]), 1):
+        why = off(ours, runs, scalar_error)
         if why:
             problems.append(f"step {step}: loss {ours:.7g}, {why}")
     saved = load_file(str(saved_path))
-    for name, pair in reference["state"].items():
+    for name, runs in reference["state"].items():
         if name.endswith(".num_batches_tracked"):
             continue  # not in the ONNX file: torch's BatchNormalization export drops the count
         if name not in saved:
             problems.append(f"{name}: not saved")
             continue
         ours = saved[name]
-        if ours.shape != pair[1].shape:
-            problems.append(f"{name}: shape {list(ours.shape)}, PyTorch {list(pair[1].shape)}")
+        if ours.shape != runs[1].shape:
+            problems.append(f"{name}: shape {list(ours.shape)}, PyTorch {list(runs[1].shape)}")
             continue
-        why = off(ours, pair, relative_error)
+        why = off(ours, runs, relative_error)
         if why:
             problems.append(f"{name}: {why}")
     return problems
@@ -277,8 +306,8 @@ def main():
         initial = {k: v.clone() for k, v in module.state_dict().items()}
         for optimizer_name, settings in OPTIMIZERS.items():
             reference = reference_runs(module, initial, optimizer_name, images, labels)
-            losses = [single for single, _ in reference["losses"]]
-            validation = {k: single for k, (single, _) in reference["validation"].items()}
+            losses = [single for single, _, _ in reference["losses"]]
+            validation = {k: single for k, (single, _, _) in reference["validation"].items()}
             if optimizer_name == "sgd" and network in AUTOCAST_NETWORKS:
                 module.load_state_dict(initial)
                 autocast_losses = train_in_torch(module, optimizer_name, images, labels,
