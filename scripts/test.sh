@@ -7,9 +7,10 @@
 # (tests/compare_cuda_builds.py); then the unit tests again under AddressSanitizer (leaks
 # included: a failed run must free everything) and the threaded runtime's tests under
 # ThreadSanitizer (sim streams are threads, and so is the redraw of the progress line); then the
-# parsers' libFuzzer targets for a bounded time. The Python module's tests run with the
-# others in ctest (tests/python); the package is also installed by pip into a fresh venv. The builds after the first share its kernel
-# cache (tests/CMakeLists.txt), so each generated kernel is compiled for the host once.
+# parsers' libFuzzer targets for a bounded time. The Python module's tests run in ctest with the
+# others (tests/python), and pip installs the package into a fresh venv once the build without
+# CUDA has passed. The builds after the first share its kernel cache (tests/CMakeLists.txt), so
+# each generated kernel is compiled for the host once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Every gxc the tests run verifies the IR after each pass (passes/pass_manager.h), the ONNX

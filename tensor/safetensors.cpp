@@ -10,7 +10,6 @@
 #include <bit>
 #include <cstring>
 #include <limits>
-#include <mutex>
 #include <optional>
 #include <string_view>
 #include <tuple>
