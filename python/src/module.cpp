@@ -214,9 +214,8 @@ nb::dict runExecutable(Executable& executable, const std::map<std::string, AnyAr
     outputs = executable.run(views);
   }
   nb::dict result;
-  for (const GraphOutput& output : executable.graph().outputs())
-    result[output.name.c_str()] =
-        arrayOf(std::move(outputs.at(output.name)), output.name, framework);
+  for (const std::string& name : executable.outputNames())
+    result[name.c_str()] = arrayOf(std::move(outputs.at(name)), name, framework);
   return result;
 }
 

@@ -171,3 +171,26 @@ def test_two_onnx_models_of_one_path_keep_their_own_weights(tmp_path):
     # Params are read at the first run, after both loads.
     for exe, want in zip(executables, expected):
         np.testing.assert_allclose(exe(x=x.numpy())["y"], want, rtol=1e-5, atol=1e-6)
+
+
+def test_one_executable_called_from_two_threads_takes_turns(linear_relu):
+    path, reference = linear_relu
+    exe = gxc.compile(path, devices="cpu")
+    inputs = {rows: np.random.default_rng(rows).standard_normal((rows, 4)).astype(np.float32)
+              for rows in (3, 5)}
+    failures = []
+
+    def run(rows):
+        try:
+            for _ in range(20):
+                out = exe(x=inputs[rows])["y"]
+                np.testing.assert_allclose(out, reference(inputs[rows]), rtol=1e-5, atol=1e-6)
+        except Exception as error:  # noqa: BLE001: reported below
+            failures.append(error)
+
+    threads = [threading.Thread(target=run, args=(rows,)) for rows in inputs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures

@@ -50,6 +50,8 @@ std::string gxcNameOf(const std::string& name,
 Executable::Executable(CompileOptions options) : options_(std::move(options)) {
   std::unique_ptr<Binding> first = compile(nullptr);
   current_ = first.get();
+  for (const GraphOutput& output : current_->program->graph().outputs())
+    outputNames_.push_back(output.name);
   bindings_.emplace(std::vector<Shape>{}, std::move(first));
 }
 
@@ -101,6 +103,7 @@ Executable::Binding& Executable::bindingFor(const InputViews& inputs) {
 }
 
 std::map<std::string, Tensor> Executable::run(const InputViews& inputs) {
+  std::lock_guard lock(running_);
   Binding& binding = bindingFor(inputs);
   const Graph& graph = binding.program->graph();
   InputViews bound;
@@ -172,6 +175,7 @@ std::vector<std::string> Executable::explain() const {
 std::string Executable::plan() const { return printExecutablePlan(graph()); }
 
 nlohmann::json Executable::report() const {
+  std::lock_guard lock(running_);
   if (!ran_) usageError("report(): the executable has not run yet; call it first");
   nlohmann::json report = summaryJson(last_.summary);
   report["model"] = options_.modelPath;
@@ -181,6 +185,7 @@ nlohmann::json Executable::report() const {
 }
 
 std::string Executable::trace() const {
+  std::lock_guard lock(running_);
   if (!ran_) usageError("trace(): the executable has not run yet; call it first");
   if (current_->devices.size() == 1 && current_->devices.front() == "cpu")
     usageError("trace(): the host platform records no trace; run on GPUs (sim_gpus=N)");

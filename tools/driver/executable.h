@@ -11,11 +11,13 @@
 //
 // What the command line shows is here as values: the IR after a pass, the explanation of every
 // layer's device, the executable plan, the --report JSON and the trace of the last run.
-// One Executable is used from one thread at a time; two of them share nothing.
+// Runs of one Executable from several threads take turns (a run, and the report of the last,
+// hold its lock); two Executables share nothing and run at once.
 #pragma once
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,8 @@ class Executable {
 
   // The graph of the binding that ran last (the first compiled, before any run).
   const Graph& graph() const;
+  // The model's output names in its order, the same in every binding.
+  const std::vector<std::string>& outputNames() const { return outputNames_; }
   // The devices the run places on: "cpu", or "cuda:0", "cuda:1", ... (virtual or real).
   std::vector<std::string> devices() const;
   // The notes the compiles said, one line each ("gxc: note: ...").
@@ -68,8 +72,10 @@ class Executable {
 
   CompileOptions options_;
   std::vector<std::string> notes_;
+  std::vector<std::string> outputNames_;
   std::map<std::vector<Shape>, std::unique_ptr<Binding>> bindings_;  // by symbolic inputs' shapes
   Binding* current_ = nullptr;
+  mutable std::mutex running_;  // held by run(), report() and trace()
   bool ran_ = false;
   StepRecord last_;
   nlohmann::json lastOutputs_;  // each output's dtype and shape, as --report lists them
