@@ -12,6 +12,7 @@
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -182,6 +183,21 @@ LoadedModel loadModelFile(const std::string& path, const std::optional<std::stri
   return loaded;
 }
 
+// Ctrl-C during a run. Python runs its signal handlers in the main thread, when it holds the
+// GIL, which a run has released: so between the steps of a run on the host, once it has run
+// for a while (never in a short run), the run takes the GIL and lets them run; when one raised
+// (KeyboardInterrupt), the run stops (RunInterrupted) and the caller sees that exception.
+constexpr auto kSignalCheckInterval = std::chrono::milliseconds(20);
+thread_local std::chrono::steady_clock::time_point lastSignalCheck;
+
+bool pythonSignalRaised() {
+  auto now = std::chrono::steady_clock::now();
+  if (now - lastSignalCheck < kSignalCheckInterval) return false;
+  lastSignalCheck = now;
+  nb::gil_scoped_acquire held;
+  return PyErr_CheckSignals() != 0;
+}
+
 std::unique_ptr<Executable> compileLoaded(const LoadedModel& model,
                                           const std::optional<std::string>& devices,
                                           const std::optional<std::string>& simGpus,
@@ -197,7 +213,9 @@ std::unique_ptr<Executable> compileLoaded(const LoadedModel& model,
   if (arch) options.arch = *arch;
   checkPlacementOptions(options, microbatches.has_value());
   nb::gil_scoped_release released;
-  return std::make_unique<Executable>(std::move(options));
+  auto executable = std::make_unique<Executable>(std::move(options));
+  executable->setInterruptCheck(pythonSignalRaised);
+  return executable;
 }
 
 nb::dict runExecutable(Executable& executable, const std::map<std::string, AnyArray>& inputs,
@@ -209,9 +227,12 @@ nb::dict runExecutable(Executable& executable, const std::map<std::string, AnyAr
     views.emplace(name, input.view);
   }
   std::map<std::string, Tensor> outputs;
-  {
+  try {
     nb::gil_scoped_release released;
+    lastSignalCheck = std::chrono::steady_clock::now();
     outputs = executable.run(views);
+  } catch (const RunInterrupted&) {
+    throw nb::python_error();  // what the signal handler raised
   }
   nb::dict result;
   for (const std::string& name : executable.outputNames())

@@ -147,6 +147,7 @@ std::map<std::string, Tensor> HostExecutor::run(const InputViews& inputs, HostRu
       const TensorType& type = bound.step->inputs[from.operand]->type;
       bound.operands[from.operand] = {type.dtype, type.shape, it->second + from.offset};
     }
+    if (interrupted_ && interrupted_()) throw RunInterrupted();
     // An assignment only copies its param's new value in: it has no weights to pack.
     generated_.run(*bound.step, bound.operands, bound.result,
                    bound.step->kind == StepKind::Assign ? nullptr : &constant_);

@@ -21,7 +21,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,13 @@
 #include "tensor/tensor.h"
 
 namespace gxc {
+
+// A run stopped because its caller asked (HostExecutor::setInterruptCheck: a Ctrl-C in a
+// Python program): not an error of the model or the devices; the executor can run again.
+class RunInterrupted : public std::runtime_error {
+ public:
+  RunInterrupted() : std::runtime_error("the run was interrupted") {}
+};
 
 struct HostRunStats {
   double milliseconds = 0;
@@ -60,6 +69,13 @@ class HostExecutor {
   // last, smaller batch.
   std::map<std::string, Tensor> paramValues();
   void setParamValues(const std::map<std::string, Tensor>& values);
+
+  // Called between the steps of a run; when it returns true the run stops there and throws
+  // RunInterrupted (the Python module's Ctrl-C). Null: never. A training step stopped so has
+  // updated the params its finished steps assigned.
+  void setInterruptCheck(std::function<bool()> interrupted) {
+    interrupted_ = std::move(interrupted);
+  }
 
   // The kernel cache's counts of the build of the generated kernels.
   KernelCacheStats kernelCacheStats() const { return generated_.cacheStats(); }
@@ -96,6 +112,7 @@ class HostExecutor {
   int64_t paramBytes_ = 0;
   bool paramsReady_ = false;
   std::vector<BoundStep> bound_;  // by bindSteps, after the params are materialized
+  std::function<bool()> interrupted_;
 };
 
 }  // namespace gxc

@@ -1,6 +1,8 @@
 """gxc.load, gxc.compile and runs: results against NumPy, the command line's values."""
 import gc
 import json
+import os
+import signal
 import threading
 
 import numpy as np
@@ -194,3 +196,28 @@ def test_one_executable_called_from_two_threads_takes_turns(linear_relu):
     for thread in threads:
         thread.join()
     assert not failures
+
+
+def test_ctrl_c_stops_a_host_run_and_leaves_the_executable_usable(tmp_path):
+    # 40 matmuls of 1024x1024: some seconds on two cores, stopped 0.2 s in.
+    layers = "".join(f"  - {{name: m{i}, op: matmul, inputs: [{'x' if i == 0 else f'm{i - 1}'}, "
+                     f"w{i}]}}\n" for i in range(40))
+    params = "".join(f"  w{i}: {{shape: [1024, 1024], init: {{normal: {{std: 0.03}}}}}}\n"
+                     for i in range(40))
+    path = tmp_path / "long.yaml"
+    path.write_text(f"gxc: 1\nname: long\ninputs:\n  x: {{shape: [1024, 1024]}}\nparams:\n{params}"
+                    f"layers:\n{layers}outputs: [m39]\n")
+    exe = gxc.compile(path, devices="cpu")
+    x = np.ones((1024, 1024), np.float32)
+    timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            exe(x=x)
+    finally:
+        timer.cancel()
+    # Stopped before its end: no run has finished, so there is no report yet.
+    with pytest.raises(gxc.UsageError, match="has not run yet"):
+        exe.report()
+    small = gxc.compile(path, devices="cpu")
+    np.testing.assert_array_equal(exe(x=x)["m39"], small(x=x)["m39"])

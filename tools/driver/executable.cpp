@@ -72,6 +72,7 @@ std::unique_ptr<Executable::Binding> Executable::compile(const InputViews* shape
   binding->seed = compiled.graph->attrs().getInt("seed", 0);
   binding->defaultInputBounds = compiled.defaultInputBounds;
   binding->program = std::make_unique<StepProgram>(std::move(compiled), nullptr);
+  binding->program->setInterruptCheck(interrupted_);
   return binding;
 }
 
@@ -133,6 +134,12 @@ std::map<std::string, Tensor> Executable::run(const InputViews& inputs) {
   for (const auto& [name, tensor] : outputs)
     lastOutputs_[name] = {{"dtype", dtypeName(tensor.dtype())}, {"shape", tensor.shape()}};
   return outputs;
+}
+
+void Executable::setInterruptCheck(std::function<bool()> interrupted) {
+  std::lock_guard lock(running_);
+  interrupted_ = std::move(interrupted);
+  for (auto& [shapes, binding] : bindings_) binding->program->setInterruptCheck(interrupted_);
 }
 
 const Graph& Executable::graph() const { return current_->program->graph(); }

@@ -15,6 +15,7 @@
 // hold its lock); two Executables share nothing and run at once.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -41,6 +42,10 @@ class Executable {
   // Outputs by their model names. Inputs by the model's names (an ONNX model's own names too);
   // one the model lacks is a usage error, one of another dtype or shape a model error.
   std::map<std::string, Tensor> run(const InputViews& inputs);
+
+  // Asked between the steps of a run on the host, which stops there (RunInterrupted) when it
+  // says so; runs on GPUs, virtual or real, finish. Null: never.
+  void setInterruptCheck(std::function<bool()> interrupted);
 
   // The graph of the binding that ran last (the first compiled, before any run).
   const Graph& graph() const;
@@ -73,6 +78,7 @@ class Executable {
   CompileOptions options_;
   std::vector<std::string> notes_;
   std::vector<std::string> outputNames_;
+  std::function<bool()> interrupted_;
   std::map<std::vector<Shape>, std::unique_ptr<Binding>> bindings_;  // by symbolic inputs' shapes
   Binding* current_ = nullptr;
   mutable std::mutex running_;  // held by run(), report() and trace()

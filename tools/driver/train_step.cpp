@@ -67,6 +67,10 @@ void StepProgram::setParamValues(const std::map<std::string, Tensor>& values) {
     sim_->setParamValues(values);
 }
 
+void StepProgram::setInterruptCheck(std::function<bool()> interrupted) {
+  if (host_) host_->setInterruptCheck(std::move(interrupted));
+}
+
 void StepProgram::setStepScalars(std::optional<double> lr, std::optional<bool> apply) {
   std::map<std::string, Tensor> values;
   auto scalar = [&](const std::string& name, double number) {

@@ -48,6 +48,8 @@ class StepProgram {
   // `optimizer.lr` of a schedule's step; `apply`, the param `optimizer.apply` of an
   // accumulating step (whether this micro-batch ends the K and the update happens).
   void setStepScalars(std::optional<double> lr, std::optional<bool> apply);
+  // HostExecutor::setInterruptCheck on the host; virtual and real GPUs finish a run they began.
+  void setInterruptCheck(std::function<bool()> interrupted);
 
  private:
   CompiledModel compiled_;
