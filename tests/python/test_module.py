@@ -97,9 +97,10 @@ def test_an_output_outlives_its_executable(linear_relu):
     np.testing.assert_allclose(out, reference(x), rtol=1e-5, atol=1e-6)
 
 
-def test_new_shapes_bind_symbolic_dims(linear_relu):
+@pytest.mark.parametrize("dims", [None, {"batch": 3}])
+def test_new_shapes_bind_symbolic_dims(linear_relu, dims):
     path, reference = linear_relu
-    exe = gxc.compile(path, devices="cpu")
+    exe = gxc.compile(gxc.load(path, dims=dims), devices="cpu")
     for batch in (3, 7, 3):
         x = np.random.default_rng(batch).standard_normal((batch, 4)).astype(np.float32)
         out = exe(x=x)

@@ -60,10 +60,24 @@ Executable::~Executable() = default;
 std::unique_ptr<Executable::Binding> Executable::compile(const InputViews* shapesFrom) {
   auto binding = std::make_unique<Binding>();
   binding->options = options_;
-  if (shapesFrom)
+  if (shapesFrom) {
+    // Every input's shape binds the dims, as --input files would: the call's, and the current
+    // binding's for the inputs the call leaves out. The sizes load() was given (--dim) were the
+    // first binding's, and yield to the call's.
+    auto given = [](const Shape& shape) {
+      return GivenInput{"", [shape] { return shape; }, false, {}};
+    };
+    binding->options.dims.clear();
     for (const auto& [name, view] : *shapesFrom)
-      binding->options.givenInputs[name] = {
-          "", [shape = view.shape()] { return shape; }, false, {}};
+      binding->options.givenInputs[name] = given(view.shape());
+    for (const Value* input : current_->program->graph().inputs()) {
+      std::string callerName = input->name;
+      for (const auto& [onnxName, gxcName] : current_->renamedInputs)
+        if (gxcName == input->name) callerName = onnxName;
+      if (!shapesFrom->count(callerName))
+        binding->options.givenInputs[callerName] = given(input->type.shape);
+    }
+  }
   std::ostringstream said;
   CompiledModel compiled = compileModel(binding->options, CompileFor::Run, said);
   for (std::string& line : linesOf(said.str())) notes_.push_back(std::move(line));
