@@ -48,7 +48,8 @@ echo "== the Python package, as pip installs it into a fresh venv"
 # build/, so ccache has nearly all of it; pip fetches the build requirements and NumPy.
 package_venv=$(mktemp -d)
 python3 -m venv "$package_venv"
-"$package_venv/bin/python" -m pip install --quiet --disable-pip-version-check .
+CMAKE_GENERATOR="Unix Makefiles" "$package_venv/bin/python" -m pip install --quiet \
+  --disable-pip-version-check .
 (cd "$package_venv" && GXC_CACHE_DIR="$kernel_cache" "$package_venv/bin/python" - \
   "$PWD/models/mlp.yaml" "$(build/gxc --version)" <<'END'
 import sys
