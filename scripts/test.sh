@@ -50,8 +50,11 @@ package_venv=$(mktemp -d)
 python3 -m venv "$package_venv"
 CMAKE_GENERATOR="Unix Makefiles" "$package_venv/bin/python" -m pip install --quiet \
   --disable-pip-version-check .
-(cd "$package_venv" && GXC_CACHE_DIR="$kernel_cache" "$package_venv/bin/python" - \
-  "$PWD/models/mlp.yaml" "$(build/gxc --version)" <<'END'
+model="$PWD/models/mlp.yaml"
+version=$(build/gxc --version)
+# From another folder, so that `import gxc` finds the installed package, not python/gxc.
+(cd "$package_venv" && GXC_CACHE_DIR="$kernel_cache" "$package_venv/bin/python" - "$model" \
+  "$version" <<'END'
 import sys
 import gxc
 assert f"gxc {gxc.__version__}" == sys.argv[2], (gxc.__version__, sys.argv[2])
