@@ -52,7 +52,7 @@ CMAKE_GENERATOR="Unix Makefiles" "$package_venv/bin/python" -m pip install --qui
   --disable-pip-version-check .
 model="$PWD/models/mlp.yaml"
 version=$(build/gxc --version)
-# From another folder, so that `import gxc` finds the installed package, not python/gxc.
+# Outside the repository, as a user would run it.
 (cd "$package_venv" && GXC_CACHE_DIR="$kernel_cache" "$package_venv/bin/python" - "$model" \
   "$version" <<'END'
 import sys
