@@ -21,8 +21,8 @@ from . import _gxc  # noqa: E402
 from ._errors import DeviceError, Error, ModelError, UsageError  # noqa: E402
 
 __version__ = _gxc.version()
-__all__ = ["load", "compile", "Model", "Executable", "Error", "ModelError", "UsageError",
-           "DeviceError", "__version__"]
+__all__ = ["load", "compile", "from_torch", "Trainer", "Model", "Executable", "Error",
+           "ModelError", "UsageError", "DeviceError", "__version__"]
 
 Model = _gxc.Model
 
@@ -59,6 +59,22 @@ def compile(model, devices=None, sim_gpus=None, placement=None, microbatches=Non
     return Executable(_gxc.compile(model, _devices_option(devices),
                                    None if sim_gpus is None else str(sim_gpus), placement,
                                    microbatches, strict, arch))
+
+
+def from_torch(module, example_args, dynamic_shapes=None):
+    """Not built yet: refused, saying what works today."""
+    raise NotImplementedError(
+        "gxc.from_torch is not built yet: export the module to ONNX (torch.onnx.export) and "
+        "pass the .onnx file to gxc.load")
+
+
+class Trainer:
+    """Not built yet: refused, saying what works today."""
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError(
+            "gxc.Trainer is not built yet: train with the command line, `gxc train MODEL --data "
+            "FILE.npz` (docs/cli.md)")
 
 
 def _is_torch(value):

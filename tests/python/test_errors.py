@@ -83,3 +83,10 @@ def test_an_onnx_models_error_names_its_node(run_cli):
     assert str(raised.value) == line
     assert (raised.value.file, raised.value.layer) == (str(path), "mod")
     assert raised.value.line is None
+
+
+def test_what_is_not_built_yet_is_refused_saying_what_works():
+    with pytest.raises(NotImplementedError, match="export the module to ONNX"):
+        gxc.from_torch(object(), ())
+    with pytest.raises(NotImplementedError, match="gxc train MODEL --data"):
+        gxc.Trainer("model.yaml", loss="mse_loss")
