@@ -9,6 +9,7 @@
 #include "runtime/host/host_threads.h"
 #include "runtime/param_init.h"
 #include "tools/driver/plan_printer.h"
+#include "tools/driver/run_command.h"
 #include "tools/driver/run_summary.h"
 
 namespace gxc {
@@ -45,14 +46,25 @@ std::string gxcNameOf(const std::string& name,
   return name;
 }
 
+// The name a caller gives `input` by: its ONNX name where gxc renamed it.
+std::string callerNameOf(const Value& input,
+                         const std::vector<std::pair<std::string, std::string>>& renamed) {
+  for (const auto& [onnxName, gxcName] : renamed)
+    if (gxcName == input.name) return onnxName;
+  return input.name;
+}
+
 }  // namespace
 
 Executable::Executable(CompileOptions options) : options_(std::move(options)) {
   std::unique_ptr<Binding> first = compile(nullptr);
   current_ = first.get();
+  std::vector<Shape> shapes;
+  for (const Value* input : current_->program->graph().inputs())
+    shapes.push_back(input->type.shape);
   for (const GraphOutput& output : current_->program->graph().outputs())
     outputNames_.push_back(output.name);
-  bindings_.emplace(std::vector<Shape>{}, std::move(first));
+  bindings_.emplace(std::move(shapes), std::move(first));
 }
 
 Executable::~Executable() = default;
@@ -71,9 +83,7 @@ std::unique_ptr<Executable::Binding> Executable::compile(const InputViews* shape
     for (const auto& [name, view] : *shapesFrom)
       binding->options.givenInputs[name] = given(view.shape());
     for (const Value* input : current_->program->graph().inputs()) {
-      std::string callerName = input->name;
-      for (const auto& [onnxName, gxcName] : current_->renamedInputs)
-        if (gxcName == input->name) callerName = onnxName;
+      std::string callerName = callerNameOf(*input, current_->renamedInputs);
       if (!shapesFrom->count(callerName))
         binding->options.givenInputs[callerName] = given(input->type.shape);
     }
@@ -109,8 +119,13 @@ Executable::Binding& Executable::bindingFor(const InputViews& inputs) {
   // A model without symbolic dimensions has one binding: the check of each input says what
   // differs.
   if (sameShapes || !graph.attrs().has("dims")) return *current_;
+  // Keyed by every input's shape, in the graph's order: the call's, else the current one's.
   std::vector<Shape> key;
-  for (const auto& [name, view] : inputs) key.push_back(view.shape());
+  for (const Value* input : graph.inputs()) {
+    std::string callerName = callerNameOf(*input, current_->renamedInputs);
+    auto given = inputs.find(callerName);
+    key.push_back(given == inputs.end() ? input->type.shape : given->second.shape());
+  }
   auto found = bindings_.find(key);
   if (found == bindings_.end()) found = bindings_.emplace(key, compile(&inputs)).first;
   current_ = found->second.get();
@@ -124,11 +139,7 @@ std::map<std::string, Tensor> Executable::run(const InputViews& inputs) {
   InputViews bound;
   for (const auto& [name, view] : inputs) {
     const Value* input = graph.find(gxcNameOf(name, binding.renamedInputs));
-    if (view.dtype() != input->type.dtype || view.shape() != input->type.shape)
-      throw Error(ErrorKind::Model, {},
-                  fmt::format("input '{}' is {}{} but the model declares {} ({})", name,
-                              dtypeName(view.dtype()), shapeString(view.shape()),
-                              input->type.withoutDevice(), input->loc.where()));
+    checkGivenInput(*input, name, view.dtype(), view.shape(), {});
     bound.emplace(input->name, view);
   }
   for (const Value* input : graph.inputs()) {
@@ -143,7 +154,6 @@ std::map<std::string, Tensor> Executable::run(const InputViews& inputs) {
   }
   OnFirstOpenMpCore master;
   std::map<std::string, Tensor> outputs = binding.program->run(bound, &last_);
-  ran_ = true;
   lastOutputs_ = nlohmann::json::object();
   for (const auto& [name, tensor] : outputs)
     lastOutputs_[name] = {{"dtype", dtypeName(tensor.dtype())}, {"shape", tensor.shape()}};
@@ -197,7 +207,7 @@ std::string Executable::plan() const { return printExecutablePlan(graph()); }
 
 nlohmann::json Executable::report() const {
   std::lock_guard lock(running_);
-  if (!ran_) usageError("report(): the executable has not run yet; call it first");
+  if (lastOutputs_.is_null()) usageError("report(): the executable has not run yet; call it first");
   nlohmann::json report = summaryJson(last_.summary);
   report["model"] = options_.modelPath;
   report["graph"] = graph().name();
@@ -207,7 +217,7 @@ nlohmann::json Executable::report() const {
 
 std::string Executable::trace() const {
   std::lock_guard lock(running_);
-  if (!ran_) usageError("trace(): the executable has not run yet; call it first");
+  if (lastOutputs_.is_null()) usageError("trace(): the executable has not run yet; call it first");
   if (current_->devices.size() == 1 && current_->devices.front() == "cpu")
     usageError("trace(): the host platform records no trace; run on GPUs (sim_gpus=N)");
   if (last_.trace.empty())

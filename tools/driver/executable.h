@@ -82,9 +82,9 @@ class Executable {
   std::map<std::vector<Shape>, std::unique_ptr<Binding>> bindings_;  // by symbolic inputs' shapes
   Binding* current_ = nullptr;
   mutable std::mutex running_;  // held by run(), report() and trace()
-  bool ran_ = false;
   StepRecord last_;
-  nlohmann::json lastOutputs_;  // each output's dtype and shape, as --report lists them
+  // Each output's dtype and shape, as --report lists them; null until a run has finished.
+  nlohmann::json lastOutputs_;
 };
 
 }  // namespace gxc

@@ -74,11 +74,7 @@ std::map<std::string, Tensor> bindInputs(const CompiledModel& compiled,
     // Read again as the model's dtype: for the file's own message on a dtype it does not
     // match (a float64 file says how to save it as float32).
     if (tensor.dtype() != input->type.dtype) tensor = readNpy(file->second.path, input->type.dtype);
-    if (tensor.dtype() != input->type.dtype || tensor.shape() != input->type.shape)
-      throw Error(ErrorKind::Model, {file->second.path, 0, 0},
-                  fmt::format("input '{}' is {}{} but the model declares {} ({})", input->name,
-                              dtypeName(tensor.dtype()), shapeString(tensor.shape()),
-                              input->type.withoutDevice(), input->loc.where()));
+    checkGivenInput(*input, input->name, tensor.dtype(), tensor.shape(), {file->second.path, 0, 0});
     tensors[input->name] = std::move(tensor);
   }
   return tensors;
@@ -166,6 +162,15 @@ PlatformRun runOnCuda(const CompiledModel& compiled, const std::map<std::string,
 }
 
 }  // namespace
+
+void checkGivenInput(const Value& input, const std::string& given, DType dtype, const Shape& shape,
+                     const SourceLoc& at) {
+  if (dtype != input.type.dtype || shape != input.type.shape)
+    throw Error(
+        ErrorKind::Model, at,
+        fmt::format("input '{}' is {}{} but the model declares {} ({})", given, dtypeName(dtype),
+                    shapeString(shape), input.type.withoutDevice(), input.loc.where()));
+}
 
 CudaRunOptions cudaRunOptionsOf(const CompiledModel& compiled, std::ostream& notes) {
   CudaRunOptions options;

@@ -42,6 +42,11 @@ CudaRunOptions cudaRunOptionsOf(const CompiledModel& compiled, std::ostream& not
 RunSummary cudaRunSummary(const CudaRunReport& report, const CompiledModel& compiled,
                           const KernelCacheStats& kernels);
 
+// A model error unless a tensor given for `input` (named `given` by the caller) has its dtype
+// and shape; `at` locates what gave it (an --input file; nothing, from Python).
+void checkGivenInput(const Value& input, const std::string& given, DType dtype, const Shape& shape,
+                     const SourceLoc& at);
+
 // Returns the exit status; results go to `out`, notes and the summary to `err`.
 int runModel(const RunOptions& options, std::ostream& out, std::ostream& err);
 

@@ -28,11 +28,9 @@ std::map<std::string, Tensor> StepProgram::run(const std::map<std::string, Tenso
     return outputs;
   }
   if (host_) {
-    if (!record) return host_->run(inputs);
-    HostRunStats stats;
-    std::map<std::string, Tensor> outputs = host_->run(inputs, &stats);
-    record->summary = hostRunSummary(stats, *host_);
-    return outputs;
+    InputViews views;
+    for (const auto& [name, tensor] : inputs) views.emplace(name, tensor.view());
+    return run(views, record);
   }
   // Always reported: the simulated time of every step goes to the log.
   SimRunReport report;
