@@ -125,3 +125,16 @@ def test_what_is_not_built_yet_is_refused_saying_what_works():
         gxc.from_torch(object(), ())
     with pytest.raises(NotImplementedError, match="gxc train MODEL --data"):
         gxc.Trainer("model.yaml", loss="mse_loss")
+
+
+def test_the_ir_after_a_pass_that_does_not_run_is_refused(models):
+    exe = gxc.compile(models / "mlp.yaml", devices="cpu")
+    with pytest.raises(gxc.UsageError) as raised:
+        exe.ir(after="autodiff")  # training's pass: not in a run's pipeline
+    assert str(raised.value) == (
+        "gxc: error: ir(after='autodiff'): the pass 'autodiff' does not run for this model and "
+        "placement")
+    with pytest.raises(gxc.UsageError) as raised:
+        exe.ir(after="sideways")
+    assert str(raised.value).startswith(
+        "gxc: error: --print-ir-after: unknown pass 'sideways' (passes: all, ")
